@@ -1,0 +1,3 @@
+"""Croupier: an event-sourced card game service."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,42 @@
+"""Entry point of the `croupier` console script.
+
+Each sub-command lives in its own module with a ``register(subparsers)`` function that
+adds its parser and sets ``func`` (called with the parsed args, returns an exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Modules of croupier.cli that register sub-commands, in the order `--help` lists them.
+COMMAND_MODULES = [
+    "games",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="croupier",
+        description="Croupier: host, replay, audit and load-test card games.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"croupier.cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

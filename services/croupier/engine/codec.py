@@ -1,0 +1,126 @@
+"""Canonical JSON and the wire form of commands and events.
+
+Canonical JSON: sorted keys, no spaces, UTF-8. Every hash in Croupier is taken over it, so
+two processes that hold the same value always produce the same bytes.
+
+Message fields are JSON-native: int, str, bool, None, tuples (lists on the wire) and
+str-keyed dicts. Decoding turns every list back into a tuple so that a decoded message
+compares equal to the original.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+_dumps = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
+
+
+def canonical_json(value: Any) -> str:
+    return _dumps(value)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    return _dumps(value).encode("utf-8")
+
+
+def to_plain(value: Any) -> Any:
+    """A JSON-ready copy: tuples to lists, dataclasses to dicts, keys kept."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (tuple, list)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    raise TypeError(f"not JSON-native: {type(value).__name__}")
+
+
+def from_plain(value: Any) -> Any:
+    """Lists become tuples, recursively, so decoded messages are hashable-shaped."""
+    if isinstance(value, list):
+        return tuple(from_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: from_plain(v) for k, v in value.items()}
+    return value
+
+
+class CodecError(ValueError):
+    """A payload that does not decode into a known message."""
+
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class MessageCodec:
+    """Maps stable wire names to message classes, both ways, with upcasters.
+
+    An upcaster registered for (type, v) lifts a payload of schema version v to v + 1;
+    decoding applies them in turn until the class's current VERSION is reached.
+    """
+
+    def __init__(self, classes: Iterable[type], upcasters: Mapping[tuple[str, int], Upcaster] | None = None):
+        self._by_type: dict[str, type] = {}
+        self._fields: dict[type, tuple[str, ...]] = {}
+        for cls in classes:
+            name = cls.TYPE
+            if name in self._by_type:
+                raise ValueError(f"two messages share the wire name {name!r}")
+            self._by_type[name] = cls
+            self._fields[cls] = tuple(
+                f.name for f in dataclasses.fields(cls) if f.name != "seat"
+            )
+        self._upcasters = dict(upcasters or {})
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_type
+
+    def names(self) -> list[str]:
+        return sorted(self._by_type)
+
+    def cls(self, name: str) -> type:
+        try:
+            return self._by_type[name]
+        except KeyError:
+            raise CodecError(f"unknown message type {name!r}") from None
+
+    def payload(self, message: Any) -> dict[str, Any]:
+        return {name: to_plain(getattr(message, name)) for name in self._fields[type(message)]}
+
+    def encode(self, message: Any) -> dict[str, Any]:
+        """The wire form: {"type": ..., **fields} (seat travels in the envelope)."""
+        out = self.payload(message)
+        out["type"] = message.TYPE
+        return out
+
+    def decode_payload(self, name: str, version: int, payload: Mapping[str, Any], **extra: Any) -> Any:
+        cls = self.cls(name)
+        data = dict(payload)
+        while version < cls.VERSION:
+            try:
+                data = self._upcasters[(name, version)](data)
+            except KeyError:
+                raise CodecError(f"no upcaster for {name} v{version}") from None
+            version += 1
+        if version > cls.VERSION:
+            raise CodecError(f"{name} v{version} is newer than this engine's v{cls.VERSION}")
+        names = self._fields[cls]
+        unknown = set(data) - set(names)
+        if unknown:
+            raise CodecError(f"{name}: unknown field(s) {sorted(unknown)}")
+        try:
+            return cls(**{k: from_plain(v) for k, v in data.items()}, **extra)
+        except TypeError as exc:
+            raise CodecError(f"{name}: {exc}") from None
+
+    def decode(self, wire: Mapping[str, Any], **extra: Any) -> Any:
+        """Decode a wire dict {"type": ..., fields...}; extra fields (seat) are passed in."""
+        if not isinstance(wire, Mapping) or not isinstance(wire.get("type"), str):
+            raise CodecError("a message needs a string 'type'")
+        data = {k: v for k, v in wire.items() if k != "type"}
+        return self.decode_payload(wire["type"], self.cls(wire["type"]).VERSION, data, **extra)

@@ -1,0 +1,210 @@
+"""The game contract: what a game is, as data and pure functions.
+
+A game is a decider (see docs/architecture.md):
+
+    initial_state(options, seats) -> state
+    decide(command, state, ctx)   -> list[Event]   raises Rejection for an illegal command
+    evolve(state, event)          -> state         total: never raises
+    view(state, seat | None)      -> dict          what that seat (or a spectator) may see
+    legal_actions(state, seat)    -> list[Command] sorted, from the same checks as decide
+    is_over(state), result(state)
+
+plus what the platform needs around it: the seats that must act now, the card ids hidden
+from a seat (checked against every view), the next deadline, and words for the replay.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+# Kinds of rejection; the rules service maps them to gRPC status codes, the gateway to HTTP.
+MALFORMED = "malformed"  # the command cannot be understood (INVALID_ARGUMENT / 400)
+ILLEGAL = "illegal"  # understood, but the rules forbid it now (FAILED_PRECONDITION / 422)
+CONFLICT = "conflict"  # expected_version does not match (ABORTED / 409)
+NOT_FOUND = "not_found"  # no such game (NOT_FOUND / 404)
+FORBIDDEN = "forbidden"  # the seat may not do this (PERMISSION_DENIED / 403)
+
+
+class Rejection(Exception):
+    """A command that may not be applied. `code` is stable and machine-readable."""
+
+    def __init__(self, code: str, message: str, kind: str = ILLEGAL):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.kind = kind
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "kind": self.kind}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Command:
+    """Base of every command: imperative names (PlayCard). `seat` is who sends it;
+    None for commands the platform itself sends (Start, Tick)."""
+
+    TYPE: ClassVar[str] = ""
+    VERSION: ClassVar[int] = 1
+    seat: int | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.TYPE,) + tuple(_key(getattr(self, f.name)) for f in dataclasses.fields(self))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every event: past participles (CardPlayed). Payload fields only."""
+
+    TYPE: ClassVar[str] = ""
+    VERSION: ClassVar[int] = 1
+
+
+def _key(value: Any) -> tuple:
+    if value is None:
+        return (0,)
+    if isinstance(value, tuple):
+        return (1, tuple(_key(v) for v in value))
+    if isinstance(value, bool):
+        return (2, int(value))
+    if isinstance(value, int):
+        return (2, value)
+    return (3, str(value))
+
+
+def sort_actions(actions: Sequence[Command]) -> list[Command]:
+    """The one stable order of legal actions every game returns."""
+    return sorted(actions, key=Command.sort_key)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Start(Command):
+    """Sent by the table once every seat is taken: the game deals and begins."""
+
+    TYPE: ClassVar[str] = "Start"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tick(Command):
+    """Sent by the service that hosts a game when a recorded deadline has passed.
+    `now` is the time (ms) the deadline was checked at: an input, never read by an engine."""
+
+    TYPE: ClassVar[str] = "Tick"
+    now: int = 0
+
+
+class Rng(Protocol):
+    """Injected randomness. Every outcome is also recorded by the caller's events."""
+
+    def below(self, n: int) -> int: ...
+    def randint(self, lo: int, hi: int) -> int: ...
+    def shuffle(self, items: Sequence[Any]) -> list[Any]: ...
+    def choice(self, items: Sequence[Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Context:
+    """What decide may use besides the state and command: randomness and the time."""
+
+    rng: Rng
+    now: int = 0  # ms since the epoch, given by the host
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """A game option an operator may set at table creation."""
+
+    name: str
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def parse(self, raw: Any) -> Any:
+        kind = type(self.default)
+        value = raw
+        if isinstance(raw, str) and kind is not str:
+            text = raw.strip().lower()
+            if kind is bool:
+                if text in ("1", "true", "yes", "on"):
+                    value = True
+                elif text in ("0", "false", "no", "off"):
+                    value = False
+                else:
+                    raise Rejection("invalid_option", f"option {self.name}: {raw!r} is not a boolean", "malformed")
+            elif kind is int:
+                try:
+                    value = int(text)
+                except ValueError:
+                    raise Rejection("invalid_option", f"option {self.name}: {raw!r} is not an integer", "malformed") from None
+        if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+            raise Rejection(
+                "invalid_option", f"option {self.name}: expected {kind.__name__}, got {type(raw).__name__}", "malformed"
+            )
+        if self.choices is not None and value not in self.choices:
+            raise Rejection("invalid_option", f"option {self.name}: {value!r} is not one of {list(self.choices)}", "malformed")
+        if self.minimum is not None and value < self.minimum:
+            raise Rejection("invalid_option", f"option {self.name}: {value} is below {self.minimum}", "malformed")
+        if self.maximum is not None and value > self.maximum:
+            raise Rejection("invalid_option", f"option {self.name}: {value} is above {self.maximum}", "malformed")
+        return value
+
+
+# A bot sees what its seat sees: the seat's view and its legal actions (as wire dicts), so
+# the same bot plays in process and through the gateway. It returns one of the actions.
+Bot = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]], Any], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything the platform knows about one game. Built once per game module."""
+
+    id: str
+    name: str
+    min_seats: int
+    max_seats: int
+    rules_version: int
+    options: tuple[OptionSpec, ...]
+    commands: tuple[type[Command], ...]
+    events: tuple[type[Event], ...]
+    initial_state: Callable[[Mapping[str, Any], int], Any]
+    decide: Callable[[Command, Any, Context], list[Event]]
+    evolve: Callable[[Any, Event], Any]
+    view: Callable[[Any, int | None], dict[str, Any]]
+    legal_actions: Callable[[Any, int], list[Command]]
+    is_over: Callable[[Any], bool]
+    result: Callable[[Any], dict[str, Any]]
+    to_act: Callable[[Any], tuple[int, ...]]
+    hidden: Callable[[Any, int | None], frozenset[str]]
+    describe: Callable[[Event], str]
+    bots: Mapping[str, Bot] = field(default_factory=dict)
+    deadline: Callable[[Any], int | None] = lambda state: None
+    upcasters: Mapping[tuple[str, int], Callable[[dict], dict]] = field(default_factory=dict)
+    # Earlier rules versions still replayable: version -> GameSpec of that version.
+    previous: Mapping[int, "GameSpec"] = field(default_factory=dict)
+    summary: str = ""
+
+    def parse_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        raw = dict(raw or {})
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            raise Rejection("invalid_option", f"{self.id} has no option {', '.join(unknown)}; it has {sorted(known)}", "malformed")
+        return {name: (opt.parse(raw[name]) if name in raw else opt.default) for name, opt in known.items()}
+
+    def check_seats(self, seats: int) -> None:
+        if not isinstance(seats, int) or isinstance(seats, bool) or not self.min_seats <= seats <= self.max_seats:
+            raise Rejection(
+                "invalid_seats", f"{self.id} is for {self.min_seats} to {self.max_seats} seats, not {seats!r}", "malformed"
+            )
+
+    def for_version(self, rules_version: int) -> "GameSpec":
+        if rules_version == self.rules_version:
+            return self
+        try:
+            return self.previous[rules_version]
+        except KeyError:
+            raise Rejection("unknown_rules_version", f"{self.id} has no rules version {rules_version}", "malformed") from None

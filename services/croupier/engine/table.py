@@ -1,0 +1,391 @@
+"""The table: the platform's own decider around a game's decider.
+
+A table is created (the seed's hash committed), seats join (adding entropy), the game starts
+when every seat is taken, runs, and ends (the seed revealed). The table's events live in the
+same log as the game's, before and after them. `TableHost` is the pure core that both the
+in-process runner and the rules service use: it turns a command into sealed envelopes and
+folds envelopes into state. It does no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from croupier.engine.codec import CodecError, MessageCodec
+from croupier.engine.contract import (
+    CONFLICT,
+    FORBIDDEN,
+    MALFORMED,
+    Command,
+    Context,
+    Event,
+    GameSpec,
+    Rejection,
+    Start,
+    Tick,
+)
+from croupier.engine.envelope import GENESIS_HASH, Envelope, seal
+from croupier.engine.rng import FairRng, commitment, entropy_string
+
+OPEN, RUNNING, OVER = "open", "running", "over"
+MAX_PLAYER_NAME = 64
+MAX_ENTROPY = 256
+
+
+# --- table commands -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateTable(Command):
+    TYPE: ClassVar[str] = "CreateTable"
+    seats: int
+    options: dict
+    seed: str
+    origin: dict | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class JoinSeat(Command):
+    """`seat` (the field of every command) is the seat taken."""
+
+    TYPE: ClassVar[str] = "JoinSeat"
+    player: str = ""
+    bot: str | None = None
+    entropy: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaveSeat(Command):
+    TYPE: ClassVar[str] = "LeaveSeat"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForceEnd(Command):
+    """An operator ends a stuck or disputed table; no seat sends it."""
+
+    TYPE: ClassVar[str] = "ForceEnd"
+    reason: str = ""
+
+
+# --- table events ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableCreated(Event):
+    TYPE: ClassVar[str] = "TableCreated"
+    seats: int
+    options: dict
+    seed_hash: str
+    # The secret seed stays in the log (inside the platform's trust boundary) so that a
+    # new owner can go on after a crash; no view shows it before TableEnded.
+    seed: str
+    origin: dict | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeatJoined(Event):
+    TYPE: ClassVar[str] = "SeatJoined"
+    seat: int
+    player: str
+    bot: str | None
+    entropy: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeatLeft(Event):
+    TYPE: ClassVar[str] = "SeatLeft"
+    seat: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableStarted(Event):
+    TYPE: ClassVar[str] = "TableStarted"
+    entropy: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableEnded(Event):
+    TYPE: ClassVar[str] = "TableEnded"
+    reason: str
+    result: dict
+    seed: str
+
+
+TABLE_COMMANDS = (CreateTable, JoinSeat, LeaveSeat, ForceEnd, Start, Tick)
+TABLE_EVENTS = (TableCreated, SeatJoined, SeatLeft, TableStarted, TableEnded)
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    game_id: str
+    game_type: str
+    rules_version: int
+    seats: int
+    options: dict
+    seed_hash: str
+    seed: str
+    players: tuple  # per seat: None or {"player": str, "bot": str | None}
+    entropies: tuple  # per seat: str or None
+    status: str = OPEN
+    game: Any = None
+    version: int = 0
+    last_hash: str = GENESIS_HASH
+    rng_counter: int = 0
+    entropy: str = ""
+    result: dict | None = None
+    end_reason: str | None = None
+    origin: dict | None = None
+
+
+class TableHost:
+    """Decide and evolve for the tables of one game type, with their envelopes."""
+
+    def __init__(self, spec: GameSpec):
+        self.spec = spec
+        self.events = MessageCodec(TABLE_EVENTS + spec.events, spec.upcasters)
+        self.commands = MessageCodec(TABLE_COMMANDS + spec.commands)
+        self._game_commands = frozenset(spec.commands)
+
+    # -- commands from the wire ---------------------------------------------------------
+
+    def decode_action(self, wire: Mapping[str, Any], seat: int | None) -> Command:
+        """A player's action (wire dict) as a game command; table commands are not actions."""
+        try:
+            command = self.commands.decode(wire, seat=seat)
+        except CodecError as exc:
+            raise Rejection("malformed_command", str(exc), MALFORMED) from None
+        if type(command) not in self._game_commands:
+            raise Rejection("not_an_action", f"{wire.get('type')} is not a move of {self.spec.id}", MALFORMED)
+        return command
+
+    def encode_action(self, command: Command) -> dict[str, Any]:
+        return self.commands.encode(command)
+
+    # -- decide -------------------------------------------------------------------------
+
+    def create(
+        self,
+        game_id: str,
+        seats: int,
+        options: Mapping[str, Any] | None,
+        seed_hex: str,
+        *,
+        now: int = 0,
+        command_id: str | None = None,
+        origin: dict | None = None,
+    ) -> list[Envelope]:
+        self.spec.check_seats(seats)
+        parsed = self.spec.parse_options(options)
+        if len(seed_hex) != 64 or any(c not in "0123456789abcdef" for c in seed_hex):
+            raise Rejection("invalid_seed", "the seed must be 32 bytes as lowercase hex", MALFORMED)
+        event = TableCreated(seats=seats, options=parsed, seed_hash=commitment(seed_hex), seed=seed_hex, origin=origin)
+        cmd = CreateTable(seats=seats, options=parsed, seed=seed_hex, origin=origin)
+        return self._seal(None, game_id, [event], cmd, [], command_id, now)
+
+    def decide(
+        self,
+        state: TableState,
+        command: Command,
+        *,
+        command_id: str | None = None,
+        now: int = 0,
+        expected_version: int | None = None,
+    ) -> list[Envelope]:
+        if expected_version is not None and expected_version != state.version:
+            raise Rejection(
+                "version_conflict", f"expected version {expected_version}, the table is at {state.version}", CONFLICT
+            )
+        rng = FairRng(state.seed, state.entropy, state.rng_counter)
+        events = self.decide_events(state, command, Context(rng=rng, now=now))
+        return self._seal(state, state.game_id, events, command, rng.draws, command_id, now)
+
+    def decide_events(self, state: TableState, command: Command, ctx: Context) -> list[Event]:
+        """The table's decide: the events a command yields, or a Rejection."""
+        spec = self.spec
+        if state.status == OVER:
+            raise Rejection("game_over", "this table has ended", "illegal")
+        if isinstance(command, ForceEnd):
+            reason = str(command.reason or "ended by an operator")[:200]
+            return [TableEnded(reason="forced", result={"aborted": True, "why": reason}, seed=state.seed)]
+        if isinstance(command, JoinSeat):
+            return self._join(state, command, ctx)
+        if isinstance(command, LeaveSeat):
+            return self._leave(state, command)
+        if state.status == OPEN:
+            raise Rejection("not_started", "the table is waiting for players", "illegal")
+        if isinstance(command, (Start, CreateTable)):
+            raise Rejection("not_an_action", f"{command.TYPE} is sent only by the table itself", FORBIDDEN)
+        if not isinstance(command, Tick) and type(command) not in self._game_commands:
+            raise Rejection("not_an_action", f"{command.TYPE} is not a move of {spec.id}", MALFORMED)
+        if not isinstance(command, Tick) and (command.seat is None or not 0 <= command.seat < state.seats):
+            raise Rejection("no_such_seat", f"seat {command.seat!r} is not at this table", FORBIDDEN)
+        events = list(spec.decide(command, state.game, ctx))
+        return events + self._ending(state.game, events)
+
+    def _join(self, state: TableState, command: JoinSeat, ctx: Context) -> list[Event]:
+        seat = command.seat
+        if state.status != OPEN:
+            raise Rejection("table_full", "the game has started; every seat is taken", "illegal")
+        if not isinstance(seat, int) or not 0 <= seat < state.seats:
+            raise Rejection("no_such_seat", f"seat {seat!r} is not at this table (0..{state.seats - 1})", MALFORMED)
+        if state.players[seat] is not None:
+            raise Rejection("seat_taken", f"seat {seat} is taken", "illegal")
+        if not isinstance(command.player, str) or len(command.player) > MAX_PLAYER_NAME:
+            raise Rejection("invalid_player", f"a player name is a string of at most {MAX_PLAYER_NAME}", MALFORMED)
+        if not isinstance(command.entropy, str) or len(command.entropy) > MAX_ENTROPY:
+            raise Rejection("invalid_entropy", f"entropy is a string of at most {MAX_ENTROPY}", MALFORMED)
+        if command.bot is not None and command.bot not in ("random", *self.spec.bots):
+            raise Rejection("unknown_bot", f"{self.spec.id} has no bot {command.bot!r}", MALFORMED)
+        joined = SeatJoined(seat=seat, player=command.player, bot=command.bot, entropy=command.entropy)
+        events: list[Event] = [joined]
+        if sum(p is not None for p in state.players) + 1 == state.seats:
+            entropies = list(state.entropies)
+            entropies[seat] = command.entropy
+            entropy = entropy_string(entropies)
+            events.append(TableStarted(entropy=entropy))
+            # The game's setup draws from the entropy that is fixed from now on.
+            rng = FairRng(state.seed, entropy, state.rng_counter)
+            rng.draws = ctx.rng.draws  # type: ignore[attr-defined]
+            game = self.spec.initial_state(state.options, state.seats)
+            setup = list(self.spec.decide(Start(), game, Context(rng=rng, now=ctx.now)))
+            events.extend(setup)
+            events.extend(self._ending(game, setup))
+        return events
+
+    def _leave(self, state: TableState, command: LeaveSeat) -> list[Event]:
+        if state.status != OPEN:
+            raise Rejection("game_started", "seats cannot be left once the game has started", "illegal")
+        seat = command.seat
+        if not isinstance(seat, int) or not 0 <= seat < state.seats or state.players[seat] is None:
+            raise Rejection("seat_empty", f"seat {seat!r} is not taken", "illegal")
+        return [SeatLeft(seat=seat)]
+
+    def _ending(self, game: Any, events: Sequence[Event]) -> list[Event]:
+        evolve = self.spec.evolve
+        for event in events:
+            game = evolve(game, event)
+        if self.spec.is_over(game):
+            return [TableEnded(reason="finished", result=self.spec.result(game), seed="")]
+        return []
+
+    def _seal(self, state, game_id, events, command, draws, command_id, now) -> list[Envelope]:
+        codec = self.events
+        triples = []
+        for event in events:
+            if isinstance(event, TableEnded) and not event.seed:
+                event = dataclasses.replace(event, seed=state.seed)
+            triples.append((event.TYPE, event.VERSION, codec.payload(event)))
+        cause = {
+            "command": self.commands.encode(command),
+            "seat": command.seat,
+            "draws": list(draws),
+            "events": len(triples),
+        }
+        return seal(
+            game_id=game_id,
+            game_type=self.spec.id,
+            first_seq=(state.version if state else 0) + 1,
+            prev_hash=state.last_hash if state else GENESIS_HASH,
+            rules_version=self.spec.rules_version,
+            command_id=command_id,
+            seat=command.seat,
+            time=now,
+            cause=cause,
+            events=triples,
+        )
+
+    # -- evolve -------------------------------------------------------------------------
+
+    def decode_event(self, env: Envelope) -> Event:
+        return self.events.decode_payload(env.type, env.version, env.payload)
+
+    def evolve(self, state: TableState | None, env: Envelope) -> TableState:
+        """Fold one envelope. Total for any envelope that decide produced."""
+        event = self.decode_event(env)
+        if state is None:
+            if not isinstance(event, TableCreated):
+                raise ValueError(f"a table's first event must be TableCreated, not {env.type}")
+            state = TableState(
+                game_id=env.game_id,
+                game_type=env.game_type,
+                rules_version=env.rules_version,
+                seats=event.seats,
+                options=dict(event.options),
+                seed_hash=event.seed_hash,
+                seed=event.seed,
+                players=(None,) * event.seats,
+                entropies=(None,) * event.seats,
+                origin=event.origin,
+            )
+        else:
+            state = self.apply(state, event)
+        draws = len(env.cause["draws"]) if env.cause else 0
+        return dataclasses.replace(
+            state, version=env.seq, last_hash=env.hash, rng_counter=state.rng_counter + draws
+        )
+
+    def apply(self, state: TableState, event: Event) -> TableState:
+        if isinstance(event, SeatJoined):
+            players = list(state.players)
+            players[event.seat] = {"player": event.player, "bot": event.bot}
+            entropies = list(state.entropies)
+            entropies[event.seat] = event.entropy
+            return dataclasses.replace(state, players=tuple(players), entropies=tuple(entropies))
+        if isinstance(event, SeatLeft):
+            players = list(state.players)
+            players[event.seat] = None
+            entropies = list(state.entropies)
+            entropies[event.seat] = None
+            return dataclasses.replace(state, players=tuple(players), entropies=tuple(entropies))
+        if isinstance(event, TableStarted):
+            game = self.spec.initial_state(state.options, state.seats)
+            return dataclasses.replace(state, status=RUNNING, game=game, entropy=event.entropy)
+        if isinstance(event, TableEnded):
+            return dataclasses.replace(state, status=OVER, result=dict(event.result), end_reason=event.reason)
+        if isinstance(event, TableCreated):
+            return state
+        return dataclasses.replace(state, game=self.spec.evolve(state.game, event))
+
+    def fold(self, envelopes: Iterable[Envelope], state: TableState | None = None) -> TableState | None:
+        for env in envelopes:
+            state = self.evolve(state, env)
+        return state
+
+    # -- reads --------------------------------------------------------------------------
+
+    def view(self, state: TableState, seat: int | None) -> dict[str, Any]:
+        """What `seat` (None: a spectator) may see of the table. The seed only once over."""
+        spec = self.spec
+        game = state.game
+        running = state.status == RUNNING
+        return {
+            "game_id": state.game_id,
+            "game_type": state.game_type,
+            "rules_version": state.rules_version,
+            "status": state.status,
+            "version": state.version,
+            "seats": [None if p is None else dict(p) for p in state.players],
+            "you": seat,
+            "options": dict(state.options),
+            "seed_hash": state.seed_hash,
+            "seed": state.seed if state.status == OVER else None,
+            "entropy": state.entropy if state.status != OPEN else None,
+            "to_act": list(spec.to_act(game)) if running else [],
+            "game": spec.view(game, seat) if game is not None else None,
+            "result": state.result,
+            "end_reason": state.end_reason,
+            "origin": state.origin,
+        }
+
+    def legal_actions(self, state: TableState, seat: int) -> list[Command]:
+        if state.status != RUNNING:
+            return []
+        return self.spec.legal_actions(state.game, seat)
+
+    def deadline(self, state: TableState) -> int | None:
+        if state.status != RUNNING:
+            return None
+        return self.spec.deadline(state.game)

@@ -62,9 +62,17 @@ class MessageCodec:
 
     An upcaster registered for (type, v) lifts a payload of schema version v to v + 1;
     decoding applies them in turn until the class's current VERSION is reached.
+    With seat_in_envelope (commands), the `seat` field is not part of the payload: it
+    travels in the envelope and is passed back in on decode.
     """
 
-    def __init__(self, classes: Iterable[type], upcasters: Mapping[tuple[str, int], Upcaster] | None = None):
+    def __init__(
+        self,
+        classes: Iterable[type],
+        upcasters: Mapping[tuple[str, int], Upcaster] | None = None,
+        *,
+        seat_in_envelope: bool = False,
+    ):
         self._by_type: dict[str, type] = {}
         self._fields: dict[type, tuple[str, ...]] = {}
         for cls in classes:
@@ -73,7 +81,7 @@ class MessageCodec:
                 raise ValueError(f"two messages share the wire name {name!r}")
             self._by_type[name] = cls
             self._fields[cls] = tuple(
-                f.name for f in dataclasses.fields(cls) if f.name != "seat"
+                f.name for f in dataclasses.fields(cls) if not (seat_in_envelope and f.name == "seat")
             )
         self._upcasters = dict(upcasters or {})
 

@@ -178,7 +178,7 @@ def play_one(
             if s in winners:
                 report.wins_by_bot[name] += 1
                 report.wins_by_seat[s] += 1
-            if isinstance(scores, list) and s < len(scores) and isinstance(scores[s], (int, float)):
+            if isinstance(scores, (list, tuple)) and s < len(scores) and isinstance(scores[s], (int, float)):
                 report.score_sum_by_bot[name] += scores[s]
                 report.score_n_by_bot[name] += 1
     return table

@@ -146,7 +146,7 @@ class TableHost:
     def __init__(self, spec: GameSpec):
         self.spec = spec
         self.events = MessageCodec(TABLE_EVENTS + spec.events, spec.upcasters)
-        self.commands = MessageCodec(TABLE_COMMANDS + spec.commands)
+        self.commands = MessageCodec(TABLE_COMMANDS + spec.commands, seat_in_envelope=True)
         self._game_commands = frozenset(spec.commands)
 
     # -- commands from the wire ---------------------------------------------------------

@@ -132,9 +132,8 @@ def verify_chain(envelopes: Iterable[Envelope]) -> Fault | None:
         elif env.game_id != game_id:
             return Fault(env.seq, f"belongs to game {env.game_id}, not {game_id}")
         if env.seq != expected_seq:
-            kind = "missing" if env.seq > expected_seq else "duplicate or out of order"
-            return Fault(expected_seq if env.seq > expected_seq else env.seq,
-                         f"seq {kind}: expected {expected_seq}, found {env.seq}")
+            kind = "missing or out of order" if env.seq > expected_seq else "duplicated or out of order"
+            return Fault(expected_seq, f"seq {expected_seq} is {kind}: found seq {env.seq} in its place")
         if env.prev_hash != prev_hash:
             return Fault(env.seq, "prev_hash does not match the hash of the event before it")
         try:

@@ -1,0 +1,91 @@
+"""Checks every registered game must pass, whatever its rules.
+
+Selfplay with hypothesis-chosen seeds and seat counts (see croupier.engine.selfplay for the
+per-step checks), a golden playthrough, determinism of the digest, and option validation.
+"""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from croupier.engine import registry
+from croupier.engine.contract import Rejection
+from croupier.engine.playthrough import check
+from croupier.engine.selfplay import selfplay
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+GAMES = list(registry.GAME_IDS)
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_selfplay_with_random_seeds_and_seat_counts_has_no_errors(game_id, data):
+    spec = registry.get(game_id)
+    seats = data.draw(st.integers(spec.min_seats, spec.max_seats), label="seats")
+    seed = data.draw(st.integers(0, 2**31), label="seed")
+    bot = data.draw(st.sampled_from(["random", *spec.bots]), label="bot")
+    report = selfplay(spec, games=1, seed=seed, players=seats, bot=bot)
+    assert report.errors == []
+    assert report.finished == 1
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_same_seed_same_digest_other_seed_other_digest(game_id):
+    spec = registry.get(game_id)
+    a = selfplay(spec, games=3, seed=11, check_all_legal=False)
+    b = selfplay(spec, games=3, seed=11, check_all_legal=False)
+    c = selfplay(spec, games=3, seed=12, check_all_legal=False)
+    assert a.digest == b.digest
+    assert a.digest != c.digest
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_every_option_on_still_plays_clean(game_id):
+    spec = registry.get(game_id)
+    options = {o.name: True for o in spec.options if isinstance(o.default, bool)}
+    report = selfplay(spec, games=spec.max_seats - spec.min_seats + 1, seed=5, options=options)
+    assert report.errors == [], report.errors[:3]
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_golden_playthrough_replays_to_the_same_events_and_views(game_id):
+    path = GOLDEN / f"{game_id}.jsonl"
+    assert path.exists(), f"record it: python -m croupier.engine.playthrough record {game_id} > {path}"
+    with path.open(encoding="utf-8") as fh:
+        assert check(fh) is None
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_unknown_or_bad_options_are_refused_with_a_clear_error(game_id):
+    spec = registry.get(game_id)
+    with pytest.raises(Rejection) as exc:
+        spec.parse_options({"no_such_option": 1})
+    assert exc.value.code == "invalid_option" and "no_such_option" in exc.value.message
+    for opt in spec.options:
+        if isinstance(opt.default, bool):
+            with pytest.raises(Rejection):
+                spec.parse_options({opt.name: "maybe"})
+        elif isinstance(opt.default, int):
+            with pytest.raises(Rejection):
+                spec.parse_options({opt.name: "lots"})
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_seat_counts_outside_the_range_are_refused(game_id):
+    spec = registry.get(game_id)
+    for seats in (spec.min_seats - 1, spec.max_seats + 1, "2", True):
+        with pytest.raises(Rejection) as exc:
+            spec.check_seats(seats)
+        assert exc.value.code == "invalid_seats"
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_every_game_has_the_same_file_layout(game_id):
+    root = Path(registry.get(game_id).initial_state.__code__.co_filename).parent
+    for name in ("__init__", "cards", "commands", "events", "state", "rules", "views", "bots"):
+        assert (root / f"{name}.py").exists(), f"{game_id} lacks {name}.py"
+    assert list((root / "content").glob("*.yaml")), f"{game_id} has no content/*.yaml"
+    assert (Path(__file__).resolve().parents[2] / "docs" / "games" / f"{game_id}.md").exists()

@@ -13,6 +13,7 @@ import sys
 # Modules of croupier.cli that register sub-commands, in the order `--help` lists them.
 COMMAND_MODULES = [
     "games",
+    "serve",
 ]
 
 

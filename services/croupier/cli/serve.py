@@ -1,0 +1,46 @@
+"""`croupier serve rules|projector|gateway`: run one service in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from croupier.engine import registry
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="run a service (rules, projector, gateway) in the foreground")
+    kinds = p.add_subparsers(dest="service", metavar="SERVICE")
+    kinds.required = True
+    r = kinds.add_parser("rules", help="the rules service of one game type")
+    r.add_argument("--game", required=True, help=f"game id: one of {', '.join(registry.GAME_IDS)}")
+    r.add_argument("--port", type=int, default=None, help="gRPC port (default CROUPIER_RULES_PORT, 0 = any)")
+    r.set_defaults(func=cmd_rules)
+
+
+def _configure_logging() -> None:
+    try:
+        from croupier.log import configure  # type: ignore[attr-defined]
+
+        configure(service=True)
+    except ImportError:
+        import logging
+
+        logging.basicConfig(level=logging.INFO)
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from croupier.engine.contract import Rejection
+    from croupier.rules.service import serve
+    from croupier.rules.settings import RulesSettings, SettingsError
+
+    try:
+        registry.get(args.game)
+        settings = RulesSettings.from_env(args.game, port=args.port)
+    except (Rejection, SettingsError) as exc:
+        print(f"croupier serve rules: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+    _configure_logging()
+    asyncio.run(serve(settings))
+    return 0

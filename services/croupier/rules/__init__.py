@@ -1,0 +1,1 @@
+"""The rules service: hosts one game type's tables, with Kafka as the store."""

@@ -1,0 +1,64 @@
+"""Rejections on the wire: kinds to gRPC status codes and back."""
+
+from __future__ import annotations
+
+import grpc
+
+from croupier.engine.contract import Rejection
+from croupier.v1 import events_pb2
+
+REJECTION_METADATA = "croupier-rejection-bin"
+
+KIND_TO_PROTO = {
+    "malformed": events_pb2.REJECTION_KIND_MALFORMED,
+    "illegal": events_pb2.REJECTION_KIND_ILLEGAL,
+    "conflict": events_pb2.REJECTION_KIND_CONFLICT,
+    "not_found": events_pb2.REJECTION_KIND_NOT_FOUND,
+    "forbidden": events_pb2.REJECTION_KIND_FORBIDDEN,
+    "not_owner": events_pb2.REJECTION_KIND_NOT_OWNER,
+    "unavailable": events_pb2.REJECTION_KIND_UNAVAILABLE,
+    "already_exists": events_pb2.REJECTION_KIND_ALREADY_EXISTS,
+}
+PROTO_TO_KIND = {v: k for k, v in KIND_TO_PROTO.items()}
+
+KIND_TO_STATUS = {
+    "malformed": grpc.StatusCode.INVALID_ARGUMENT,
+    "illegal": grpc.StatusCode.FAILED_PRECONDITION,
+    "conflict": grpc.StatusCode.ABORTED,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "forbidden": grpc.StatusCode.PERMISSION_DENIED,
+    "not_owner": grpc.StatusCode.UNAVAILABLE,
+    "unavailable": grpc.StatusCode.UNAVAILABLE,
+    "already_exists": grpc.StatusCode.ALREADY_EXISTS,
+}
+
+RETRYABLE = frozenset({"not_owner", "unavailable"})
+
+
+def to_proto(rejection: Rejection, owner: str = "") -> events_pb2.Rejection:
+    return events_pb2.Rejection(
+        kind=KIND_TO_PROTO.get(rejection.kind, events_pb2.REJECTION_KIND_UNSPECIFIED),
+        code=rejection.code,
+        message=rejection.message,
+        owner=owner,
+    )
+
+
+def trailing(rejection: Rejection, owner: str = "") -> tuple[tuple[str, bytes], ...]:
+    return ((REJECTION_METADATA, to_proto(rejection, owner).SerializeToString()),)
+
+
+def from_rpc_error(error: grpc.RpcError) -> tuple[Rejection, str]:
+    """The Rejection a failed call carried (and the owner it named), or one made from the
+    status when the call failed below Croupier (deadline, connection)."""
+    metadata = error.trailing_metadata() or ()
+    for key, value in metadata:
+        if key == REJECTION_METADATA:
+            msg = events_pb2.Rejection.FromString(value)
+            return Rejection(msg.code, msg.message, PROTO_TO_KIND.get(msg.kind, "unavailable")), msg.owner
+    code = error.code()
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED,
+                grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL):
+        return Rejection("unavailable", f"rules service: {code.name.lower()}: {error.details()}", "unavailable"), ""
+    kind = {v: k for k, v in KIND_TO_STATUS.items()}.get(code, "malformed")
+    return Rejection(code.name.lower(), error.details() or code.name, kind), ""

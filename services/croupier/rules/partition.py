@@ -1,0 +1,270 @@
+"""One owned partition: its games in memory, its writer, and its group-commit loop.
+
+Commands for games of the partition queue up; the loop takes all that are waiting (up to
+max_batch), decides each against the state left by the ones before it (so two commands for
+one game in a batch see each other), appends all their events in ONE Kafka transaction,
+and only then makes the new states current and answers. A failed append answers every
+command of the batch with a retryable error and changes nothing in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from kafka.errors import KafkaError, ProducerFencedError
+
+from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection
+from croupier.engine.envelope import Envelope
+from croupier.engine.table import TableHost, TableState
+
+log = structlog.get_logger("croupier.rules")
+
+UNAVAILABLE = "unavailable"
+NOT_OWNER = "not_owner"
+ALREADY_EXISTS = "already_exists"
+
+REBUILDING, READY, LOST = "rebuilding", "ready", "lost"
+
+
+@dataclass
+class Outcome:
+    game_id: str
+    first_seq: int
+    last_seq: int
+    version: int
+    event_types: tuple[str, ...]
+    duplicate: bool = False
+
+
+@dataclass
+class Slot:
+    """A game in memory: its state and the results of its recent command_ids."""
+
+    state: TableState
+    seen: OrderedDict = field(default_factory=OrderedDict)
+
+
+@dataclass
+class Pending:
+    game_id: str
+    command: Command | None  # None with `create` set: a CreateGame
+    command_id: str
+    expected_version: int | None
+    future: asyncio.Future
+    create: dict | None = None
+    enqueued: float = field(default_factory=time.perf_counter)
+
+
+class PartitionOwner:
+    def __init__(
+        self,
+        host: TableHost,
+        partition: int,
+        make_writer: Callable[[], Any],
+        *,
+        max_batch: int,
+        dedupe_window: int,
+        on_committed: Callable[[str, TableState], None] | None = None,
+        metrics: Any = None,
+    ):
+        self.host = host
+        self.partition = partition
+        self.status = REBUILDING
+        self.games: dict[str, Slot] = {}
+        self._make_writer = make_writer
+        self._writer: Any = None
+        self._queue: asyncio.Queue[Pending] = asyncio.Queue()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"writer-{partition}")
+        self._max_batch = max_batch
+        self._window = dedupe_window
+        self._task: asyncio.Task | None = None
+        self._on_committed = on_committed
+        self._metrics = metrics
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self, rebuild: Callable[[], list[Envelope]]) -> None:
+        """Fence the previous writer, then read the partition, then accept commands."""
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        self._writer = await loop.run_in_executor(self._executor, self._make_writer)
+        envelopes = await loop.run_in_executor(self._executor, rebuild)
+        count = 0
+        for env in envelopes:
+            self._fold(env)
+            count += 1
+        self.status = READY
+        self._task = asyncio.create_task(self._run(), name=f"partition-{self.partition}")
+        elapsed = time.perf_counter() - started
+        log.info("partition_ready", partition=self.partition, games=len(self.games), events=count,
+                 seconds=round(elapsed, 3))
+        if self._on_committed:
+            for game_id, slot in self.games.items():
+                self._on_committed(game_id, slot.state)
+
+    def _fold(self, env: Envelope) -> None:
+        slot = self.games.get(env.game_id)
+        if slot is None:
+            slot = self.games[env.game_id] = Slot(state=self.host.evolve(None, env))
+        else:
+            if env.seq <= slot.state.version:
+                return  # already folded (a partition we held before)
+            if env.seq != slot.state.version + 1:
+                log.error("gap_in_log", game_id=env.game_id, seq=env.seq, version=slot.state.version)
+                return
+            slot.state = self.host.evolve(slot.state, env)
+        if env.cause is not None and env.command_id:
+            self._remember(slot, env.command_id, Outcome(env.game_id, env.seq, env.seq + env.cause["events"] - 1,
+                                                         env.seq + env.cause["events"] - 1, (env.type,)))
+
+    def _remember(self, slot: Slot, command_id: str, outcome: Outcome) -> None:
+        slot.seen[command_id] = outcome
+        if len(slot.seen) > self._window:
+            slot.seen.popitem(last=False)
+
+    async def stop(self, reason: str) -> None:
+        self.status = LOST
+        if self._task:
+            self._task.cancel()
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if not item.future.done():
+                item.future.set_exception(Rejection(NOT_OWNER, f"partition {self.partition} moved ({reason})", NOT_OWNER))
+        writer = self._writer
+        if writer is not None:
+            await asyncio.get_running_loop().run_in_executor(self._executor, writer.close)
+        self._executor.shutdown(wait=False)
+        log.info("partition_released", partition=self.partition, reason=reason, games=len(self.games))
+
+    # -- commands -----------------------------------------------------------------------
+
+    def submit(self, item: Pending) -> None:
+        if self.status != READY:
+            raise Rejection(UNAVAILABLE if self.status == REBUILDING else NOT_OWNER,
+                            f"partition {self.partition} is {self.status}", UNAVAILABLE if self.status == REBUILDING else NOT_OWNER)
+        self._queue.put_nowait(item)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            while len(batch) < self._max_batch and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            await self._process(loop, batch)
+
+    async def _process(self, loop, batch: list[Pending]) -> None:
+        tentative: dict[str, Slot] = {}
+        in_batch: dict[tuple[str, str], Outcome] = {}
+        records: list[Envelope] = []
+        answers: list[tuple[Pending, Outcome | Rejection, Slot | None]] = []
+        now = int(time.time() * 1000)
+        for item in batch:
+            try:
+                slot, outcome, envs = self._decide(item, tentative, in_batch, now)
+            except Rejection as exc:
+                answers.append((item, exc, None))
+                continue
+            if envs:
+                records.extend(envs)
+            answers.append((item, outcome, slot))
+        if records:
+            started = time.perf_counter()
+            try:
+                await loop.run_in_executor(self._executor, self._writer.append, records)
+            except ProducerFencedError:
+                log.warning("writer_fenced", partition=self.partition)
+                self.status = LOST
+                self._fail(batch, Rejection(NOT_OWNER, "this replica was fenced: the partition has a new owner", NOT_OWNER))
+                return
+            except (KafkaError, OSError, RuntimeError) as exc:
+                log.warning("append_failed", partition=self.partition, error=str(exc))
+                self._fail(batch, Rejection(UNAVAILABLE, f"the event store did not take the append: {exc}", UNAVAILABLE))
+                # A failed transaction leaves the producer in an error state: start afresh.
+                await self._renew_writer(loop)
+                return
+            if self._metrics:
+                self._metrics.append_latency.observe(time.perf_counter() - started)
+        for game_id, slot in tentative.items():
+            self.games[game_id] = slot
+            if self._on_committed:
+                self._on_committed(game_id, slot.state)
+        for item, outcome, slot in answers:
+            if slot is not None and not outcome.duplicate:
+                self._remember(slot, item.command_id, outcome)
+            if not item.future.done():
+                if isinstance(outcome, Rejection):
+                    item.future.set_exception(outcome)
+                else:
+                    item.future.set_result(outcome)
+
+    async def _renew_writer(self, loop) -> None:
+        old = self._writer
+        try:
+            await loop.run_in_executor(self._executor, old.close)
+            self._writer = await loop.run_in_executor(self._executor, self._make_writer)
+        except ProducerFencedError:
+            self.status = LOST
+        except Exception as exc:  # the broker is away: keep failing fast until it is back
+            log.warning("writer_renew_failed", partition=self.partition, error=str(exc))
+            self._writer = _BrokenWriter(self._make_writer)
+
+    def _fail(self, batch: list[Pending], rejection: Rejection) -> None:
+        for item in batch:
+            if not item.future.done():
+                item.future.set_exception(rejection)
+
+    def _decide(self, item: Pending, tentative: dict[str, Slot], in_batch: dict, now: int):
+        host = self.host
+        slot = tentative.get(item.game_id) or self.games.get(item.game_id)
+        prior = in_batch.get((item.game_id, item.command_id))
+        if prior is None and slot is not None:
+            prior = slot.seen.get(item.command_id)
+        if prior is not None:
+            return slot, Outcome(prior.game_id, prior.first_seq, prior.last_seq, prior.version, prior.event_types, True), []
+        if item.create is not None:
+            if slot is not None:
+                raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)
+            c = item.create
+            envs = host.create(item.game_id, c["seats"], c["options"], c["seed"], now=now, command_id=item.command_id)
+            new = Slot(state=host.fold(envs))
+        else:
+            if slot is None:
+                raise Rejection("no_such_game", f"no game {item.game_id}", NOT_FOUND)
+            if item.expected_version is not None and item.expected_version != slot.state.version:
+                raise Rejection("version_conflict",
+                                f"expected version {item.expected_version}, the game is at {slot.state.version}", CONFLICT)
+            envs = host.decide(slot.state, item.command, command_id=item.command_id, now=now)
+            state = slot.state
+            for env in envs:
+                state = host.evolve(state, env)
+            # `seen` is shared: only committed results are ever written to it.
+            new = Slot(state=state, seen=slot.seen)
+        outcome = Outcome(item.game_id, envs[0].seq, envs[-1].seq, envs[-1].seq, tuple(e.type for e in envs))
+        in_batch[(item.game_id, item.command_id)] = outcome
+        tentative[item.game_id] = new
+        return new, outcome, envs
+
+
+class _BrokenWriter:
+    """Stands in while the broker cannot be reached; tries to come back on each append."""
+
+    def __init__(self, make_writer):
+        self._make = make_writer
+        self._real = None
+
+    def append(self, envelopes):
+        if self._real is None:
+            self._real = self._make()
+        self._real.append(envelopes)
+
+    def close(self):
+        if self._real is not None:
+            self._real.close()

@@ -1,0 +1,189 @@
+"""A replica of one game type's rules service: group membership and its partitions.
+
+The replicas of a game type form one Kafka consumer group over the type's topic; the group
+hands each partition to one replica. The consumer is used for membership only (its
+partitions stay paused). On assignment a replica fences the partition's previous writer
+(init_transactions), reads the partition's committed events, and then serves its games.
+On revocation it stops at once. Partitions it held before keep their games in memory, so
+getting one back only reads what others appended meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+
+import structlog
+from kafka import KafkaConsumer, TopicPartition
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+
+from croupier.engine.envelope import Envelope
+from croupier.engine.table import TableHost
+from croupier.rules.partition import LOST, READY, PartitionOwner
+from croupier.rules.settings import RulesSettings
+from croupier.rules.store import PartitionWriter, read_partition
+
+log = structlog.get_logger("croupier.rules")
+
+
+class _Listener(ConsumerRebalanceListener):
+    def __init__(self, membership: "Membership"):
+        self.m = membership
+
+    def on_partitions_revoked(self, revoked):
+        parts = sorted(tp.partition for tp in revoked if tp.topic == self.m.topic)
+        if parts:
+            # Block the group until our writers have stopped: no two owners at once.
+            fut = asyncio.run_coroutine_threadsafe(self.m.replica.revoke(parts), self.m.loop)
+            try:
+                fut.result(timeout=15)
+            except Exception as exc:  # the writer is fenced by the broker anyway
+                log.warning("revoke_slow", error=str(exc))
+
+    def on_partitions_assigned(self, assigned):
+        mine = [tp for tp in assigned if tp.topic == self.m.topic]
+        if mine:
+            self.m.consumer.pause(*mine)
+            parts = sorted(tp.partition for tp in mine)
+            asyncio.run_coroutine_threadsafe(self.m.replica.assign(parts), self.m.loop)
+
+
+class Membership(threading.Thread):
+    def __init__(self, replica: "Replica", loop: asyncio.AbstractEventLoop):
+        super().__init__(name="membership", daemon=True)
+        self.replica = replica
+        self.loop = loop
+        s = replica.settings
+        self.topic = replica.topic
+        self._stop = threading.Event()
+        self.consumer = KafkaConsumer(
+            bootstrap_servers=s.kafka.bootstrap,
+            group_id=f"croupier-rules.{self.topic}",
+            client_id=f"croupier-rules-{s.game}",
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+            session_timeout_ms=s.kafka.session_timeout_ms,
+            heartbeat_interval_ms=s.kafka.heartbeat_interval_ms,
+            max_poll_interval_ms=300000,
+            partition_assignment_strategy=(StickyPartitionAssignor,),
+        )
+        self.consumer.subscribe([self.topic], listener=_Listener(self))
+
+    def run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self.consumer.poll(timeout_ms=200)
+                paused = set(self.consumer.paused())
+                unpaused = [tp for tp in self.consumer.assignment() if tp not in paused]
+                if unpaused:
+                    self.consumer.pause(*unpaused)
+        except Exception as exc:
+            log.error("membership_failed", error=str(exc))
+        finally:
+            try:
+                # Leaving the group hands our partitions over at once (graceful shutdown).
+                self.consumer.close()
+            except Exception:
+                pass
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class Replica:
+    def __init__(self, settings: RulesSettings, host: TableHost, topic: str, partitions: int,
+                 publish: Callable[[int, str | None], None] | None = None, metrics=None):
+        self.settings = settings
+        self.host = host
+        self.topic = topic
+        self.partitions = partitions
+        self.owners: dict[int, PartitionOwner] = {}
+        self._suspended: dict[int, tuple[PartitionOwner, int]] = {}
+        self._publish = publish
+        self._metrics = metrics
+        self.on_committed: Callable | None = None
+        self._lock = asyncio.Lock()
+        self.membership: Membership | None = None
+        self.last_rebuild: dict[str, float] = {}
+
+    def start(self) -> None:
+        self.membership = Membership(self, asyncio.get_running_loop())
+        self.membership.start()
+
+    async def close(self) -> None:
+        if self.membership:
+            self.membership.stop()
+            await asyncio.get_running_loop().run_in_executor(None, self.membership.join, 20)
+        await self.revoke(list(self.owners))
+
+    def owner_of(self, partition: int) -> PartitionOwner | None:
+        return self.owners.get(partition)
+
+    async def assign(self, parts: list[int]) -> None:
+        async with self._lock:
+            for p in parts:
+                if p in self.owners and self.owners[p].status != LOST:
+                    continue
+                await self._take(p)
+
+    async def _take(self, p: int) -> None:
+        s = self.settings
+        previous = self._suspended.pop(p, None)
+        owner = PartitionOwner(
+            self.host, p, lambda p=p: PartitionWriter(s.kafka, self.topic, p),
+            max_batch=s.max_batch, dedupe_window=s.dedupe_window,
+            on_committed=self.on_committed, metrics=self._metrics,
+        )
+        start = 0
+        if previous is not None:
+            owner.games = previous[0].games
+            start = previous[1]
+        self.owners[p] = owner
+        started = time.perf_counter()
+        counter = {"events": 0}
+
+        def rebuild() -> list[Envelope]:
+            out = []
+            for env in read_partition(s.kafka, self.topic, p, start=start):
+                out.append(env)
+            counter["events"] = len(out)
+            return out
+
+        try:
+            await owner.start(rebuild)
+        except Exception as exc:
+            log.error("partition_start_failed", partition=p, error=str(exc))
+            owner.status = LOST
+            self.owners.pop(p, None)
+            return
+        elapsed = time.perf_counter() - started
+        self.last_rebuild = {"partition": p, "events": counter["events"], "seconds": round(elapsed, 3),
+                             "events_per_s": round(counter["events"] / elapsed, 1) if elapsed else 0.0}
+        if self._publish:
+            self._publish(p, "ready")
+        if self._metrics:
+            self._metrics.owned_partitions.set(len(self.owners))
+            self._metrics.owned_games.set(sum(len(o.games) for o in self.owners.values()))
+
+    async def revoke(self, parts: list[int]) -> None:
+        for p in parts:
+            owner = self.owners.pop(p, None)
+            if owner is None:
+                continue
+            await owner.stop("revoked")
+            # Keep the games: if the partition comes back, read only what is new.
+            self._suspended[p] = (owner, self._end_offset_hint(owner))
+            if self._publish:
+                self._publish(p, None)
+        if self._metrics:
+            self._metrics.owned_partitions.set(len(self.owners))
+
+    def _end_offset_hint(self, owner: PartitionOwner) -> int:
+        # Without per-record offsets we re-read the partition, skipping seqs we have.
+        return 0
+
+    def ready_partitions(self) -> list[int]:
+        return sorted(p for p, o in self.owners.items() if o.status == READY)

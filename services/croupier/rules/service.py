@@ -1,0 +1,256 @@
+"""The gRPC face of a rules replica (`croupier serve rules --game G`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import signal
+import time
+from typing import Any
+
+import grpc
+import redis
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from croupier.engine import registry
+from croupier.engine.codec import canonical_json
+from croupier.engine.contract import NOT_FOUND, Rejection
+from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
+from croupier.rules.errors import KIND_TO_STATUS, trailing
+from croupier.rules.metrics import RulesMetrics
+from croupier.rules.partition import NOT_OWNER, READY, UNAVAILABLE, Outcome, Pending
+from croupier.rules.replica import Replica
+from croupier.rules.settings import RulesSettings
+from croupier.rules.store import ensure_topic, partition_for
+from croupier.v1 import events_pb2, rules_pb2, rules_pb2_grpc
+
+log = structlog.get_logger("croupier.rules")
+
+COMMAND_TIMEOUT_S = 10.0
+MAX_ID = 128
+MAX_ACTION_JSON = 16 * 1024
+
+
+def owners_key(prefix: str, game: str) -> str:
+    return f"{prefix}croupier:owners:{game}"
+
+
+def partitions_key(prefix: str, game: str) -> str:
+    return f"{prefix}croupier:partitions:{game}"
+
+
+def _check_id(name: str, value: str) -> str:
+    if not value or len(value) > MAX_ID or not value.isprintable():
+        raise Rejection(f"invalid_{name}", f"{name} must be 1..{MAX_ID} printable characters", "malformed")
+    return value
+
+
+class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
+    def __init__(self, settings: RulesSettings, replica: Replica, host: TableHost, metrics: RulesMetrics,
+                 owners: Any):
+        self.s = settings
+        self.replica = replica
+        self.host = host
+        self.metrics = metrics
+        self.owners = owners  # callable partition -> advertised address or ""
+
+    # -- plumbing -----------------------------------------------------------------------
+
+    async def _abort(self, context, rejection: Rejection, owner: str = "") -> None:
+        self.metrics.rejections.labels(self.s.game, rejection.code).inc()
+        context.set_trailing_metadata(trailing(rejection, owner))
+        await context.abort(KIND_TO_STATUS.get(rejection.kind, grpc.StatusCode.UNKNOWN), rejection.message)
+
+    def _owner(self, game_type: str, game_id: str):
+        if game_type and game_type != self.s.game:
+            raise Rejection("wrong_game_type", f"this service hosts {self.s.game}, not {game_type}", NOT_FOUND)
+        _check_id("game_id", game_id)
+        partition = partition_for(game_id, self.replica.partitions)
+        owner = self.replica.owner_of(partition)
+        if owner is None:
+            raise Rejection("not_owner", f"game {game_id} (partition {partition}) is owned by another replica", NOT_OWNER)
+        if owner.status != READY:
+            raise Rejection("unavailable", f"partition {partition} is {owner.status}; retry shortly", UNAVAILABLE)
+        return owner, partition
+
+    async def _write(self, rpc: str, context, game_type: str, game_id: str, command_id: str, *,
+                     command=None, create=None, expected_version=None) -> rules_pb2.CommandResult | None:
+        started = time.perf_counter()
+        log_ = log.bind(game_id=game_id, command_id=command_id, rpc=rpc)
+        try:
+            _check_id("command_id", command_id)
+            owner, partition = self._owner(game_type, game_id)
+            future = asyncio.get_running_loop().create_future()
+            owner.submit(Pending(game_id, command, command_id, expected_version, future, create=create))
+            try:
+                outcome: Outcome = await asyncio.wait_for(future, COMMAND_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                raise Rejection("unavailable", "the event store did not answer in time; retry the same command_id", UNAVAILABLE) from None
+        except Rejection as exc:
+            self.metrics.commands.labels(self.s.game, rpc, exc.kind).inc()
+            log_.info("command_rejected", code=exc.code, kind=exc.kind)
+            owner_addr = self.owners(partition_for(game_id, self.replica.partitions)) if exc.kind == NOT_OWNER and game_id else ""
+            await self._abort(context, exc, owner_addr)
+            return None
+        self.metrics.commands.labels(self.s.game, rpc, "accepted").inc()
+        self.metrics.latency.labels(self.s.game, rpc).observe(time.perf_counter() - started)
+        log_.debug("command_accepted", seq=outcome.last_seq, duplicate=outcome.duplicate)
+        return rules_pb2.CommandResult(
+            game_id=outcome.game_id, first_seq=outcome.first_seq, last_seq=outcome.last_seq,
+            version=outcome.version, duplicate=outcome.duplicate, event_types=list(outcome.event_types),
+        )
+
+    # -- RPCs ---------------------------------------------------------------------------
+
+    async def CreateGame(self, request, context):
+        options = dict(request.options)
+        result = await self._write("CreateGame", context, request.game_type, request.game_id, request.command_id,
+                                   create={"seats": int(request.seats), "options": options,
+                                           "seed": secrets.token_hex(32)})
+        if result is None:
+            return rules_pb2.CreateGameResponse()
+        owner, _ = self._owner(request.game_type, request.game_id)
+        slot = owner.games.get(request.game_id)
+        return rules_pb2.CreateGameResponse(result=result, seed_hash=slot.state.seed_hash if slot else "")
+
+    async def JoinSeat(self, request, context):
+        cmd = JoinSeat(seat=request.seat, player=request.player, bot=request.bot or None, entropy=request.entropy)
+        result = await self._write("JoinSeat", context, request.game_type, request.game_id, request.command_id, command=cmd)
+        return rules_pb2.JoinSeatResponse(result=result) if result else rules_pb2.JoinSeatResponse()
+
+    async def LeaveSeat(self, request, context):
+        cmd = LeaveSeat(seat=request.seat)
+        result = await self._write("LeaveSeat", context, request.game_type, request.game_id, request.command_id, command=cmd)
+        return rules_pb2.LeaveSeatResponse(result=result) if result else rules_pb2.LeaveSeatResponse()
+
+    async def ForceEnd(self, request, context):
+        cmd = ForceEnd(reason=request.reason)
+        result = await self._write("ForceEnd", context, request.game_type, request.game_id, request.command_id, command=cmd)
+        return rules_pb2.ForceEndResponse(result=result) if result else rules_pb2.ForceEndResponse()
+
+    async def HandleCommand(self, request, context):
+        try:
+            if len(request.action_json) > MAX_ACTION_JSON:
+                raise Rejection("action_too_large", f"an action is at most {MAX_ACTION_JSON} bytes", "malformed")
+            try:
+                wire = json.loads(request.action_json)
+            except ValueError as exc:
+                raise Rejection("malformed_json", f"action_json is not JSON: {exc}", "malformed") from None
+            if not isinstance(wire, dict):
+                raise Rejection("malformed_command", "an action is a JSON object with a 'type'", "malformed")
+            command = self.host.decode_action(wire, request.seat)
+        except Rejection as exc:
+            self.metrics.commands.labels(self.s.game, "HandleCommand", exc.kind).inc()
+            await self._abort(context, exc)
+            return rules_pb2.HandleCommandResponse()
+        expected = request.expected_version if request.HasField("expected_version") else None
+        result = await self._write("HandleCommand", context, request.game_type, request.game_id, request.command_id,
+                                   command=command, expected_version=expected)
+        return rules_pb2.HandleCommandResponse(result=result) if result else rules_pb2.HandleCommandResponse()
+
+    def _state(self, game_type: str, game_id: str):
+        owner, _ = self._owner(game_type, game_id)
+        slot = owner.games.get(game_id)
+        if slot is None:
+            raise Rejection("no_such_game", f"no game {game_id}", NOT_FOUND)
+        return slot.state
+
+    async def GetState(self, request, context):
+        try:
+            state = self._state(request.game_type, request.game_id)
+            seat = request.seat if request.HasField("seat") else None
+            if seat is not None and not 0 <= seat < state.seats:
+                raise Rejection("no_such_seat", f"seat {seat} is not at this table", "malformed")
+            view = self.host.view(state, seat)
+        except Rejection as exc:
+            await self._abort(context, exc, self.owners(partition_for(request.game_id, self.replica.partitions)) if request.game_id else "")
+            return rules_pb2.GetStateResponse()
+        return rules_pb2.GetStateResponse(view_json=canonical_json(view), version=state.version)
+
+    async def ListLegalActions(self, request, context):
+        try:
+            state = self._state(request.game_type, request.game_id)
+            if not 0 <= request.seat < state.seats:
+                raise Rejection("no_such_seat", f"seat {request.seat} is not at this table", "malformed")
+            actions = [canonical_json(self.host.encode_action(a)) for a in self.host.legal_actions(state, request.seat)]
+        except Rejection as exc:
+            await self._abort(context, exc)
+            return rules_pb2.ListLegalActionsResponse()
+        return rules_pb2.ListLegalActionsResponse(actions_json=actions, version=state.version)
+
+
+async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> None:
+    spec = registry.get(settings.game)
+    host = TableHost(spec)
+    topic = settings.kafka.topic(settings.game)
+    loop = asyncio.get_running_loop()
+    partitions = await loop.run_in_executor(None, ensure_topic, settings.kafka, topic)
+    metrics = RulesMetrics(settings.game)
+    if settings.metrics_port:
+        metrics.serve(settings.metrics_port, settings.host)
+
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024 * 1024)])
+    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    advertise = settings.advertise or f"{settings.host}:{port}"
+    rds = redis.Redis.from_url(settings.redis_url, socket_timeout=2)
+    okey = owners_key(settings.key_prefix, settings.game)
+    rds.set(partitions_key(settings.key_prefix, settings.game), partitions)
+    owners_cache: dict[int, str] = {}
+
+    release = rds.register_script(
+        "if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0"
+    )
+
+    def publish(partition: int, status: str | None) -> None:
+        try:
+            if status:
+                rds.hset(okey, str(partition), advertise)
+            else:
+                release(keys=[okey], args=[str(partition), advertise])
+        except redis.RedisError as exc:
+            log.warning("owner_publish_failed", partition=partition, error=str(exc))
+
+    def owner_address(partition: int) -> str:
+        try:
+            value = rds.hget(okey, str(partition))
+            owners_cache[partition] = value.decode() if value else ""
+        except redis.RedisError:
+            pass
+        return owners_cache.get(partition, "")
+
+    replica = Replica(settings, host, topic, partitions, publish=publish, metrics=metrics)
+    servicer = RulesServicer(settings, replica, host, metrics, owner_address)
+    rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    names = (
+        rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+    await server.start()
+    replica.start()
+    await health.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health.set("croupier.v1.RulesService", health_pb2.HealthCheckResponse.SERVING)
+    log.info("rules_serving", game=settings.game, address=advertise, topic=topic, partitions=partitions)
+    print(f"croupier rules {settings.game} serving on {advertise}", flush=True)
+    if ready is not None:
+        ready.set()
+
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass
+    await stop.wait()
+    log.info("rules_stopping", game=settings.game)
+    await health.enter_graceful_shutdown()
+    await replica.close()  # leave the group: partitions move now, not after a timeout
+    await server.stop(grace=2)
+    rds.close()

@@ -1,0 +1,146 @@
+"""The Kafka event store: one topic per game type, key = game_id, one writer per partition.
+
+A game's partition is murmur2(game_id) mod partitions, as Kafka's default partitioner
+computes it, so the gateway can route a command before the game exists. Each partition has
+its own transactional.id: whoever calls init_transactions with it last is the only one
+whose commits the broker accepts, so a stale owner is fenced by the broker, not by timing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import TopicAlreadyExistsError
+from kafka.partitioner.default import murmur2
+
+from croupier.engine.envelope import Envelope
+from croupier.rules.settings import KafkaSettings
+
+
+def partition_for(game_id: str, partitions: int) -> int:
+    return (murmur2(game_id.encode("utf-8")) & 0x7FFFFFFF) % partitions
+
+
+def transactional_id(topic: str, partition: int) -> str:
+    return f"croupier-writer.{topic}.{partition}"
+
+
+def ensure_topic(settings: KafkaSettings, topic: str, timeout_s: float = 30.0) -> int:
+    """Create the topic if missing (retention unlimited: the log is the truth).
+    Returns its partition count."""
+    admin = KafkaAdminClient(bootstrap_servers=settings.bootstrap, client_id="croupier-admin")
+    try:
+        try:
+            admin.create_topics(
+                [
+                    NewTopic(
+                        topic,
+                        num_partitions=settings.partitions,
+                        replication_factor=settings.replication_factor,
+                        topic_configs={"retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete"},
+                    )
+                ],
+                timeout_ms=int(timeout_s * 1000),
+            )
+        except TopicAlreadyExistsError:
+            pass
+    finally:
+        admin.close()
+    return topic_partitions(settings, topic, timeout_s)
+
+
+def topic_partitions(settings: KafkaSettings, topic: str, timeout_s: float = 30.0) -> int:
+    consumer = KafkaConsumer(bootstrap_servers=settings.bootstrap, client_id="croupier-meta")
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            parts = consumer.partitions_for_topic(topic)
+            if parts:
+                return len(parts)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"topic {topic} has no partitions after {timeout_s} s")
+            time.sleep(0.2)
+    finally:
+        consumer.close()
+
+
+def encode_record(env: Envelope) -> bytes:
+    return env.to_json().encode("utf-8")
+
+
+def decode_record(value: bytes) -> Envelope:
+    return Envelope.from_dict(json.loads(value))
+
+
+class PartitionWriter:
+    """The transactional producer of one partition. Blocking: call from one thread."""
+
+    def __init__(self, settings: KafkaSettings, topic: str, partition: int):
+        self.topic = topic
+        self.partition = partition
+        self._producer = KafkaProducer(
+            bootstrap_servers=settings.bootstrap,
+            client_id=f"croupier-writer-{partition}",
+            transactional_id=transactional_id(topic, partition),
+            enable_idempotence=True,
+            acks="all",
+            linger_ms=0,
+            max_in_flight_requests_per_connection=5,
+            transaction_timeout_ms=30000,
+        )
+        # Fences every earlier producer of this partition and aborts its open transaction.
+        self._producer.init_transactions()
+
+    def append(self, envelopes: list[Envelope]) -> None:
+        producer = self._producer
+        producer.begin_transaction()
+        try:
+            for env in envelopes:
+                producer.send(self.topic, key=env.game_id.encode("utf-8"), value=encode_record(env), partition=self.partition)
+            producer.commit_transaction()
+        except Exception:
+            try:
+                producer.abort_transaction()
+            except Exception:
+                pass
+            raise
+
+    def close(self) -> None:
+        try:
+            self._producer.close(timeout=2)
+        except Exception:
+            pass
+
+
+def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start: int = 0,
+                   poll_ms: int = 200) -> Iterator[Envelope]:
+    """Every committed envelope of a partition from `start` up to its current end
+    (read_committed: the last stable offset), in order."""
+    tp = TopicPartition(topic, partition)
+    consumer = KafkaConsumer(
+        bootstrap_servers=settings.bootstrap,
+        client_id=f"croupier-reader-{partition}",
+        isolation_level="read_committed",
+        enable_auto_commit=False,
+        group_id=None,
+        max_partition_fetch_bytes=8 * 1024 * 1024,
+        fetch_max_bytes=32 * 1024 * 1024,
+    )
+    try:
+        consumer.assign([tp])
+        end = consumer.end_offsets([tp])[tp]
+        if end <= start:
+            return
+        consumer.seek(tp, start)
+        while consumer.position(tp) < end:
+            batch = consumer.poll(timeout_ms=poll_ms, max_records=5000)
+            for record in batch.get(tp, ()):
+                if record.offset >= end:
+                    break
+                yield decode_record(record.value)
+    finally:
+        consumer.close()

@@ -186,6 +186,8 @@ class GameSpec:
     # Earlier rules versions still replayable: version -> GameSpec of that version.
     previous: Mapping[int, "GameSpec"] = field(default_factory=dict)
     summary: str = ""
+    # Co-operative games (all seats win or lose together): a forfeit loses for everyone.
+    cooperative: bool = False
 
     def parse_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         raw = dict(raw or {})

@@ -31,6 +31,11 @@ from croupier.engine.envelope import GENESIS_HASH, Envelope, seal
 from croupier.engine.rng import FairRng, commitment, entropy_string
 
 OPEN, RUNNING, OVER = "open", "running", "over"
+
+# Table options, taken out of the options before the game sees them.
+TURN_CLOCK_MS = "turn_clock_ms"  # 0: no clock; else ms a seat has for each move
+TURN_CLOCK_ACTION = "turn_clock_action"  # "default" (play the first legal action) or "forfeit"
+CLOCK_ACTIONS = ("default", "forfeit")
 MAX_PLAYER_NAME = 64
 MAX_ENTROPY = 256
 
@@ -130,6 +135,9 @@ class TableState:
     players: tuple  # per seat: None or {"player": str, "bot": str | None}
     entropies: tuple  # per seat: str or None
     status: str = OPEN
+    clock_ms: int = 0
+    clock_action: str = "default"
+    last_time: int = 0
     game: Any = None
     version: int = 0
     last_hash: str = GENESIS_HASH
@@ -178,12 +186,34 @@ class TableHost:
         origin: dict | None = None,
     ) -> list[Envelope]:
         self.spec.check_seats(seats)
-        parsed = self.spec.parse_options(options)
+        parsed = self.parse_options(options)
         if len(seed_hex) != 64 or any(c not in "0123456789abcdef" for c in seed_hex):
             raise Rejection("invalid_seed", "the seed must be 32 bytes as lowercase hex", MALFORMED)
         event = TableCreated(seats=seats, options=parsed, seed_hash=commitment(seed_hex), seed=seed_hex, origin=origin)
         cmd = CreateTable(seats=seats, options=parsed, seed=seed_hex, origin=origin)
         return self._seal(None, game_id, [event], cmd, [], command_id, now)
+
+    def parse_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The game's options plus the table's own (the turn clock)."""
+        raw = dict(options or {})
+        clock_raw = raw.pop(TURN_CLOCK_MS, 0)
+        action = raw.pop(TURN_CLOCK_ACTION, "default")
+        try:
+            clock = int(clock_raw)
+        except (TypeError, ValueError):
+            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: {clock_raw!r} is not an integer", MALFORMED) from None
+        if not 0 <= clock <= 86_400_000:
+            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: 0 (off) to 86400000 ms", MALFORMED)
+        if action not in CLOCK_ACTIONS:
+            raise Rejection("invalid_option", f"option {TURN_CLOCK_ACTION}: one of {list(CLOCK_ACTIONS)}", MALFORMED)
+        parsed = self.spec.parse_options(raw)
+        if clock:
+            parsed[TURN_CLOCK_MS] = clock
+            parsed[TURN_CLOCK_ACTION] = action
+        return parsed
+
+    def game_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in options.items() if k not in (TURN_CLOCK_MS, TURN_CLOCK_ACTION)}
 
     def decide(
         self,
@@ -218,12 +248,44 @@ class TableHost:
             raise Rejection("not_started", "the table is waiting for players", "illegal")
         if isinstance(command, (Start, CreateTable)):
             raise Rejection("not_an_action", f"{command.TYPE} is sent only by the table itself", FORBIDDEN)
+        if isinstance(command, Tick):
+            clocked = self._clock(state, command, ctx)
+            if clocked is not None:
+                return clocked
+            due = spec.deadline(state.game)
+            if due is None or ctx.now < due:
+                raise Rejection("not_due", "no deadline of this table has passed", "illegal")
         if not isinstance(command, Tick) and type(command) not in self._game_commands:
             raise Rejection("not_an_action", f"{command.TYPE} is not a move of {spec.id}", MALFORMED)
         if not isinstance(command, Tick) and (command.seat is None or not 0 <= command.seat < state.seats):
             raise Rejection("no_such_seat", f"seat {command.seat!r} is not at this table", FORBIDDEN)
         events = list(spec.decide(command, state.game, ctx))
         return events + self._ending(state.game, events)
+
+    def clock_deadline(self, state: TableState) -> int | None:
+        if state.status != RUNNING or not state.clock_ms or not self.spec.to_act(state.game):
+            return None
+        return state.last_time + state.clock_ms
+
+    def _clock(self, state: TableState, tick: Tick, ctx: Context) -> list[Event] | None:
+        """The turn clock ran out: the seat to act plays its default move or forfeits."""
+        due = self.clock_deadline(state)
+        if due is None or ctx.now < due:
+            return None
+        seat = self.spec.to_act(state.game)[0]
+        if state.clock_action == "forfeit":
+            others = [s for s in range(state.seats) if s != seat]
+            winners = others if self.spec.max_seats > 1 and others and not self._cooperative() else []
+            return [TableEnded(reason="forfeit", result={"winners": winners, "forfeited": seat,
+                                                           "why": f"seat {seat} let the turn clock run out"}, seed="")]
+        legal = self.spec.legal_actions(state.game, seat)
+        if not legal:
+            return None
+        events = list(self.spec.decide(legal[0], state.game, ctx))
+        return events + self._ending(state.game, events)
+
+    def _cooperative(self) -> bool:
+        return self.spec.cooperative
 
     def _join(self, state: TableState, command: JoinSeat, ctx: Context) -> list[Event]:
         seat = command.seat
@@ -249,7 +311,7 @@ class TableHost:
             # The game's setup draws from the entropy that is fixed from now on.
             rng = FairRng(state.seed, entropy, state.rng_counter)
             rng.draws = ctx.rng.draws  # type: ignore[attr-defined]
-            game = self.spec.initial_state(state.options, state.seats)
+            game = self.spec.initial_state(self.game_options(state.options), state.seats)
             setup = list(self.spec.decide(Start(), game, Context(rng=rng, now=ctx.now)))
             events.extend(setup)
             events.extend(self._ending(game, setup))
@@ -308,12 +370,15 @@ class TableHost:
         if state is None:
             if not isinstance(event, TableCreated):
                 raise ValueError(f"a table's first event must be TableCreated, not {env.type}")
+            options = dict(event.options)
             state = TableState(
+                clock_ms=int(options.get(TURN_CLOCK_MS, 0)),
+                clock_action=str(options.get(TURN_CLOCK_ACTION, "default")),
                 game_id=env.game_id,
                 game_type=env.game_type,
                 rules_version=env.rules_version,
                 seats=event.seats,
-                options=dict(event.options),
+                options=options,
                 seed_hash=event.seed_hash,
                 seed=event.seed,
                 players=(None,) * event.seats,
@@ -324,7 +389,7 @@ class TableHost:
             state = self.apply(state, event)
         draws = len(env.cause["draws"]) if env.cause else 0
         return dataclasses.replace(
-            state, version=env.seq, last_hash=env.hash, rng_counter=state.rng_counter + draws
+            state, version=env.seq, last_hash=env.hash, rng_counter=state.rng_counter + draws, last_time=env.time
         )
 
     def apply(self, state: TableState, event: Event) -> TableState:
@@ -341,7 +406,7 @@ class TableHost:
             entropies[event.seat] = None
             return dataclasses.replace(state, players=tuple(players), entropies=tuple(entropies))
         if isinstance(event, TableStarted):
-            game = self.spec.initial_state(state.options, state.seats)
+            game = self.spec.initial_state(self.game_options(state.options), state.seats)
             return dataclasses.replace(state, status=RUNNING, game=game, entropy=event.entropy)
         if isinstance(event, TableEnded):
             return dataclasses.replace(state, status=OVER, result=dict(event.result), end_reason=event.reason)
@@ -386,6 +451,8 @@ class TableHost:
         return self.spec.legal_actions(state.game, seat)
 
     def deadline(self, state: TableState) -> int | None:
+        """When the host must send Tick: the game's own deadline or the turn clock's."""
         if state.status != RUNNING:
             return None
-        return self.spec.deadline(state.game)
+        found = [d for d in (self.spec.deadline(state.game), self.clock_deadline(state)) if d is not None]
+        return min(found) if found else None

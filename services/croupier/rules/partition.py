@@ -10,6 +10,7 @@ command of the batch with a retryable error and changes nothing in memory.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from typing import Any
 import structlog
 from kafka.errors import KafkaError, ProducerFencedError
 
-from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection
+from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import TableHost, TableState
 
@@ -85,6 +86,10 @@ class PartitionOwner:
         self._max_batch = max_batch
         self._window = dedupe_window
         self._task: asyncio.Task | None = None
+        self._timer_task: asyncio.Task | None = None
+        self._deadlines: dict[str, int] = {}
+        self._heap: list[tuple[int, str]] = []
+        self._wake = asyncio.Event()
         self._on_committed = on_committed
         self._metrics = metrics
 
@@ -101,7 +106,10 @@ class PartitionOwner:
             self._fold(env)
             count += 1
         self.status = READY
+        for game_id, slot in self.games.items():
+            self._schedule(game_id, slot.state)
         self._task = asyncio.create_task(self._run(), name=f"partition-{self.partition}")
+        self._timer_task = asyncio.create_task(self._timers(), name=f"timers-{self.partition}")
         elapsed = time.perf_counter() - started
         log.info("partition_ready", partition=self.partition, games=len(self.games), events=count,
                  seconds=round(elapsed, 3))
@@ -131,8 +139,9 @@ class PartitionOwner:
 
     async def stop(self, reason: str) -> None:
         self.status = LOST
-        if self._task:
-            self._task.cancel()
+        for task in (self._task, self._timer_task):
+            if task:
+                task.cancel()
         while not self._queue.empty():
             item = self._queue.get_nowait()
             if not item.future.done():
@@ -194,6 +203,7 @@ class PartitionOwner:
                 self._metrics.append_latency.observe(time.perf_counter() - started)
         for game_id, slot in tentative.items():
             self.games[game_id] = slot
+            self._schedule(game_id, slot.state)
             if self._on_committed:
                 self._on_committed(game_id, slot.state)
         for item, outcome, slot in answers:
@@ -204,6 +214,47 @@ class PartitionOwner:
                     item.future.set_exception(outcome)
                 else:
                     item.future.set_result(outcome)
+
+    # -- timers: deadlines recorded in state fire as Tick commands ---------------------
+
+    def _schedule(self, game_id: str, state) -> None:
+        due = self.host.deadline(state)
+        if due is None:
+            self._deadlines.pop(game_id, None)
+            return
+        if self._deadlines.get(game_id) != due:
+            self._deadlines[game_id] = due
+            heapq.heappush(self._heap, (due, game_id))
+            self._wake.set()
+
+    async def _timers(self) -> None:
+        while True:
+            while self._heap and self._deadlines.get(self._heap[0][1]) != self._heap[0][0]:
+                heapq.heappop(self._heap)  # superseded
+            if not self._heap:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            due, game_id = self._heap[0]
+            delay = due / 1000 - time.time()
+            if delay > 0:
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            heapq.heappop(self._heap)
+            # Try again in a second unless the Tick's commit reschedules it first.
+            self._deadlines[game_id] = due + 1000
+            heapq.heappush(self._heap, (due + 1000, game_id))
+            slot = self.games.get(game_id)
+            if slot is None or self.status != READY:
+                continue
+            future = asyncio.get_running_loop().create_future()
+            future.add_done_callback(lambda f: f.exception())  # a refused Tick is fine
+            self._queue.put_nowait(Pending(game_id, Tick(now=int(time.time() * 1000)),
+                                           f"tick:{slot.state.version}:{due}", None, future))
 
     async def _renew_writer(self, loop) -> None:
         old = self._writer

@@ -17,6 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--game", required=True, help=f"game id: one of {', '.join(registry.GAME_IDS)}")
     r.add_argument("--port", type=int, default=None, help="gRPC port (default CROUPIER_RULES_PORT, 0 = any)")
     r.set_defaults(func=cmd_rules)
+    pr = kinds.add_parser("projector", help="fold the event log of every game into Redis")
+    pr.set_defaults(func=cmd_projector)
 
 
 def _configure_logging() -> None:
@@ -43,4 +45,18 @@ def cmd_rules(args: argparse.Namespace) -> int:
         return 2
     _configure_logging()
     asyncio.run(serve(settings))
+    return 0
+
+
+def cmd_projector(args: argparse.Namespace) -> int:
+    from croupier.projector.service import ProjectorSettings, serve
+    from croupier.rules.settings import SettingsError
+
+    try:
+        settings = ProjectorSettings.from_env()
+    except SettingsError as exc:
+        print(f"croupier serve projector: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging()
+    serve(settings)
     return 0

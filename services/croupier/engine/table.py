@@ -138,6 +138,7 @@ class TableState:
     clock_ms: int = 0
     clock_action: str = "default"
     last_time: int = 0
+    created: int = 0
     game: Any = None
     version: int = 0
     last_hash: str = GENESIS_HASH
@@ -374,6 +375,7 @@ class TableHost:
             state = TableState(
                 clock_ms=int(options.get(TURN_CLOCK_MS, 0)),
                 clock_action=str(options.get(TURN_CLOCK_ACTION, "default")),
+                created=env.time,
                 game_id=env.game_id,
                 game_type=env.game_type,
                 rules_version=env.rules_version,

@@ -1,0 +1,23 @@
+"""`croupier projector rebuild`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("projector", help="manage the Redis read models")
+    ops = p.add_subparsers(dest="op", metavar="OP")
+    ops.required = True
+    r = ops.add_parser("rebuild", help="drop the read models and rebuild them from offset zero")
+    r.add_argument("--wait", type=float, default=0, metavar="S", help="wait up to S seconds for the projector to catch up")
+    r.set_defaults(func=cmd_rebuild)
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    from croupier.projector.service import ProjectorSettings, rebuild
+
+    out = rebuild(ProjectorSettings.from_env(), wait_s=args.wait)
+    print(json.dumps(out, sort_keys=True))
+    return 0 if out.get("caught_up", True) else 1

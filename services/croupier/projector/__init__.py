@@ -1,0 +1,1 @@
+"""The projector: folds the event log into Redis read models."""

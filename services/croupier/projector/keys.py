@@ -1,0 +1,54 @@
+"""Redis key names of the read models. Every key of one game shares the hash tag {game_id},
+so one game's keys live in one Redis Cluster slot and are written by one script."""
+
+from __future__ import annotations
+
+
+class Keys:
+    def __init__(self, prefix: str = ""):
+        self.p = prefix
+
+    def meta(self, game_id: str) -> str:
+        return f"{self.p}g:{{{game_id}}}"
+
+    def state(self, game_id: str) -> str:
+        return f"{self.p}g:{{{game_id}}}:state"
+
+    def views(self, game_id: str) -> str:
+        return f"{self.p}g:{{{game_id}}}:views"
+
+    def feed(self, game_id: str) -> str:
+        return f"{self.p}feed:{{{game_id}}}"
+
+    def lobby(self, game_type: str) -> str:
+        return f"{self.p}lobby:{game_type}"
+
+    def running(self, game_type: str) -> str:
+        return f"{self.p}games:{game_type}:running"
+
+    def finished(self, game_type: str) -> str:
+        return f"{self.p}games:{game_type}:finished"
+
+    def all_games(self) -> str:
+        return f"{self.p}games:all"
+
+    def stats(self, game_type: str) -> str:
+        return f"{self.p}stats:{game_type}"
+
+    def lag(self) -> str:
+        return f"{self.p}projector:lag"
+
+    def epoch(self) -> str:
+        return f"{self.p}projector:epoch"
+
+    def epoch_ack(self) -> str:
+        return f"{self.p}projector:epoch_ack"
+
+    def owners(self, game_type: str) -> str:
+        return f"{self.p}croupier:owners:{game_type}"
+
+    def partitions(self, game_type: str) -> str:
+        return f"{self.p}croupier:partitions:{game_type}"
+
+    def read_model_patterns(self) -> list[str]:
+        return [f"{self.p}g:*", f"{self.p}lobby:*", f"{self.p}games:*", f"{self.p}stats:*"]

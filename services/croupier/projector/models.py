@@ -1,0 +1,155 @@
+"""Writing one game's read models to Redis, exactly once per seq.
+
+APPLY runs atomically in Redis: it writes the game's meta, views and state snapshot only if
+the stored version is exactly first_seq - 1, so a redelivered or replayed batch changes
+nothing (returns 0), and a batch that does not continue the stored version is refused
+(returns -1) so the projector can re-read the log instead of writing a hole.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from croupier.engine.codec import canonical_json
+from croupier.engine.table import OPEN, OVER, RUNNING, TableHost, TableState
+from croupier.projector.keys import Keys
+
+APPLY = """
+local stored = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+local first = tonumber(ARGV[1])
+local last = tonumber(ARGV[2])
+if stored >= last then return 0 end
+if stored ~= first - 1 then return -1 end
+local nmeta = tonumber(ARGV[4])
+local i = 5
+local meta = {}
+for n = 1, nmeta do
+  meta[#meta + 1] = ARGV[i]; meta[#meta + 1] = ARGV[i + 1]; i = i + 2
+end
+redis.call('HSET', KEYS[1], 'version', last, unpack(meta))
+local nviews = tonumber(ARGV[i]); i = i + 1
+local views = {}
+for n = 1, nviews do
+  views[#views + 1] = ARGV[i]; views[#views + 1] = ARGV[i + 1]; i = i + 2
+end
+redis.call('DEL', KEYS[3])
+if nviews > 0 then redis.call('HSET', KEYS[3], unpack(views)) end
+redis.call('SET', KEYS[2], ARGV[3])
+local ttl = tonumber(ARGV[i])
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl); redis.call('EXPIRE', KEYS[2], ttl); redis.call('EXPIRE', KEYS[3], ttl)
+end
+return 1
+"""
+
+
+@dataclass
+class Flush:
+    """One game's new read models, ready to apply."""
+
+    game_id: str
+    game_type: str
+    first_seq: int
+    state: TableState
+
+
+def summary(state: TableState) -> dict[str, Any]:
+    result = state.result or {}
+    return {
+        "events": state.version,
+        "winners": list(result.get("winners", [])),
+        "scores": list(result.get("scores", [])) if isinstance(result.get("scores"), (list, tuple)) else None,
+        "bots": [None if p is None else p.get("bot") for p in state.players],
+        "reason": state.end_reason,
+        "seats": state.seats,
+    }
+
+
+class ReadModels:
+    def __init__(self, client: redis.Redis, keys: Keys, finished_ttl_s: int = 0):
+        self.r = client
+        self.k = keys
+        self.ttl = finished_ttl_s
+        self._apply = client.register_script(APPLY)
+
+    def load(self, hosts: dict[str, TableHost], game_ids: list[str]) -> dict[str, TableState]:
+        """The stored snapshots of these games (those that have one)."""
+        if not game_ids:
+            return {}
+        pipe = self.r.pipeline(transaction=False)
+        for gid in game_ids:
+            pipe.hget(self.k.meta(gid), "version")
+            pipe.get(self.k.state(gid))
+        raw = pipe.execute()
+        out = {}
+        for i, gid in enumerate(game_ids):
+            version, blob = raw[2 * i], raw[2 * i + 1]
+            if version is None or blob is None:
+                continue
+            state = pickle.loads(blob)
+            if state.version == int(version):
+                out[gid] = state
+        return out
+
+    def apply(self, flushes: list[Flush], hosts: dict[str, TableHost]) -> list[int]:
+        """Apply a batch of games' updates: one round trip for the guarded writes, one for the
+        listings of the games that are now current (applied, or applied before: a crash
+        between the two round trips is repaired on redelivery). Per game 1, 0 or -1."""
+        pipe = self.r.pipeline(transaction=False)
+        for f in flushes:
+            self._queue_apply(pipe, f, hosts[f.game_type])
+        results = [int(r) for r in pipe.execute()]
+        pipe = self.r.pipeline(transaction=False)
+        for f, result in zip(flushes, results):
+            if result >= 0:
+                self._queue_listings(pipe, f)
+        pipe.execute()
+        return results
+
+    def _queue_apply(self, pipe, f: Flush, host: TableHost) -> None:
+        state = f.state
+        k = self.k
+        meta = {
+            "game_type": f.game_type,
+            "status": state.status,
+            "seats": state.seats,
+            "players": canonical_json([None if p is None else dict(p) for p in state.players]),
+            "free_seats": sum(p is None for p in state.players),
+            "result": canonical_json(state.result) if state.result is not None else "",
+            "end_reason": state.end_reason or "",
+            "seed_hash": state.seed_hash,
+            "options": canonical_json(state.options),
+            "created": f.state.created,
+            "updated": state.last_time,
+        }
+        views = {"spectator": canonical_json(host.view(state, None))}
+        for seat in range(state.seats):
+            views[str(seat)] = canonical_json(host.view(state, seat))
+        args: list[Any] = [f.first_seq, state.version, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), len(meta)]
+        for key, value in meta.items():
+            args.extend((key, value))
+        args.append(len(views))
+        for key, value in views.items():
+            args.extend((key, value))
+        args.append(self.ttl if state.status == OVER and self.ttl else 0)
+        self._apply(keys=[k.meta(f.game_id), k.state(f.game_id), k.views(f.game_id)], args=args, client=pipe)
+
+    def _queue_listings(self, pipe, f: Flush) -> None:
+        state, k, gid, gtype = f.state, self.k, f.game_id, f.game_type
+        if state.status == OPEN:
+            pipe.zadd(k.lobby(gtype), {gid: f.state.created})
+        else:
+            pipe.zrem(k.lobby(gtype), gid)
+        if state.status == RUNNING:
+            pipe.zadd(k.running(gtype), {gid: state.last_time})
+        elif state.status == OVER:
+            pipe.zrem(k.running(gtype), gid)
+            pipe.zadd(k.finished(gtype), {gid: state.last_time})
+            pipe.hset(k.stats(gtype), gid, json.dumps(summary(state), sort_keys=True))
+        pipe.zadd(k.all_games(), {f"{gtype}:{gid}": f.state.created})
+        pipe.publish(k.feed(gid), state.version)

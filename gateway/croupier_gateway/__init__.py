@@ -1,0 +1,1 @@
+"""The gateway: the public door for players, programs and operators."""

@@ -1,5 +1,10 @@
 """Writing one game's read models to Redis, exactly once per seq.
 
+Per game: a meta hash (version, status, players, result...), a views hash (field
+"spectator", one field per seat with that seat's view, and "actions:<seat>" with the seat's
+legal actions, so the gateway serves every read from Redis), and a pickled state snapshot
+that lets a restarted projector go on without re-reading the game.
+
 APPLY runs atomically in Redis: it writes the game's meta, views and state snapshot only if
 the stored version is exactly first_seq - 1, so a redelivered or replayed batch changes
 nothing (returns 0), and a batch that does not continue the stored version is refused
@@ -130,6 +135,7 @@ class ReadModels:
         views = {"spectator": canonical_json(host.view(state, None))}
         for seat in range(state.seats):
             views[str(seat)] = canonical_json(host.view(state, seat))
+            views[f"actions:{seat}"] = canonical_json([host.encode_action(a) for a in host.legal_actions(state, seat)])
         args: list[Any] = [f.first_seq, state.version, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), len(meta)]
         for key, value in meta.items():
             args.extend((key, value))

@@ -19,6 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_rules)
     pr = kinds.add_parser("projector", help="fold the event log of every game into Redis")
     pr.set_defaults(func=cmd_projector)
+    gw = kinds.add_parser("gateway", help="the public door: HTTP+JSON, WebSocket and gRPC")
+    gw.add_argument("--port", type=int, default=None, help="HTTP port (default CROUPIER_GATEWAY_PORT or 18080; 0 = any)")
+    gw.add_argument("--grpc-port", type=int, default=None,
+                    help="gRPC port (default CROUPIER_GATEWAY_GRPC_PORT or 18081; 0 = any)")
+    gw.set_defaults(func=cmd_gateway)
 
 
 def _configure_logging() -> None:
@@ -59,4 +64,26 @@ def cmd_projector(args: argparse.Namespace) -> int:
         return 2
     _configure_logging()
     serve(settings)
+    return 0
+
+
+def cmd_gateway(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from croupier.rules.settings import SettingsError
+
+    try:
+        from croupier_gateway.serve import serve
+        from croupier_gateway.settings import GatewaySettings
+
+        settings = GatewaySettings.from_env()
+    except SettingsError as exc:
+        print(f"croupier serve gateway: {exc}", file=sys.stderr)
+        return 2
+    if args.port is not None:
+        settings = dataclasses.replace(settings, port=args.port)
+    if args.grpc_port is not None:
+        settings = dataclasses.replace(settings, grpc_port=args.grpc_port)
+    _configure_logging()
+    asyncio.run(serve(settings))
     return 0

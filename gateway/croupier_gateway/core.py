@@ -1,0 +1,516 @@
+"""What the gateway does, whatever the protocol: HTTP (app.py), WebSocket (ws.py) and gRPC
+(grpc_api.py) are thin faces over this.
+
+Writes go to the rules replica that owns the game (routing.py); reads come from the
+projector's read models in Redis (reads.py). A seat acts only through its signed token, and
+the seat of a command is the token's, never the request's. Input is checked here before any
+rules service sees it, so bad input is a 400 and never reaches a game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import re
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import grpc
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from croupier.engine import registry
+from croupier.engine.bots import bot_names
+from croupier.engine.codec import canonical_json
+from croupier.engine.contract import GameSpec, Rejection
+from croupier.engine.table import MAX_ENTROPY, MAX_PLAYER_NAME, TableHost
+from croupier.projector.keys import Keys
+from croupier.v1 import rules_pb2
+from croupier_gateway.errors import ApiError, bad_request, forbidden, not_found, unauthenticated
+from croupier_gateway.feed import FeedHub
+from croupier_gateway.metrics import GatewayMetrics
+from croupier_gateway.ratelimit import RateLimiter
+from croupier_gateway.reads import ReadStore, Snapshot, table_summary
+from croupier_gateway.routing import Router
+from croupier_gateway.settings import GatewaySettings
+from croupier_gateway.tokens import SeatClaims, TokenError, TokenSigner
+
+log = structlog.get_logger("croupier.gateway")
+
+GAME_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+COMMAND_ID_MAX = 100
+MAX_SEATS = 64
+MAX_OPTIONS = 32
+MAX_LIST = 200
+STATUSES = ("open", "running", "over")
+MAX_WAIT_S = 30.0
+
+
+def check_game_id(game_id: Any, field: str = "game_id") -> str:
+    if not isinstance(game_id, str) or not GAME_ID_RE.match(game_id):
+        raise bad_request("invalid_game_id", "a game id is 1..128 letters, digits and . _ : -", field)
+    return game_id
+
+
+def check_command_id(command_id: Any, field: str = "command_id", *, required: bool = True) -> str:
+    if command_id is None or command_id == "":
+        if required:
+            raise bad_request("missing_command_id", "command_id is required (a retry sends the same one)", field)
+        return secrets.token_hex(12)
+    if not isinstance(command_id, str) or len(command_id) > COMMAND_ID_MAX or not command_id.isprintable():
+        raise bad_request("invalid_command_id", f"command_id is 1..{COMMAND_ID_MAX} printable characters", field)
+    return command_id
+
+
+def check_seat(seat: Any, field: str = "seat") -> int:
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < MAX_SEATS:
+        raise bad_request("invalid_seat", f"a seat is a number from 0 to {MAX_SEATS - 1}", field)
+    return seat
+
+
+def check_text(value: Any, field: str, limit: int) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > limit or not value.isprintable():
+        raise bad_request(f"invalid_{field}", f"{field} is a printable string of at most {limit} characters", field)
+    return value
+
+
+def option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class Gateway:
+    def __init__(self, settings: GatewaySettings, redis: Any, *, router: Router | None = None,
+                 hub: FeedHub | None = None, metrics: GatewayMetrics | None = None):
+        self.s = settings
+        self.redis = redis
+        self.keys = Keys(settings.key_prefix)
+        self.metrics = metrics or GatewayMetrics()
+        self.reads = ReadStore(redis, self.keys)
+        self.router = router or Router(redis, self.keys, deadline_s=settings.rules_deadline_s,
+                                       owners_ttl_s=settings.owners_ttl_s, metrics=self.metrics)
+        self.hub = hub or FeedHub(redis, self.keys)
+        self.signer = TokenSigner(settings.signing_key, settings.previous_signing_key)
+        self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
+        self.started = time.time()
+        self._types: OrderedDict[str, str] = OrderedDict()
+        self._hosts: dict[str, TableHost] = {}
+        self.open_streams = 0
+
+    async def close(self) -> None:
+        await self.hub.close()
+        await self.router.close()
+
+    # -- callers --------------------------------------------------------------------------
+
+    def rate_key(self, token: str | None, address: str | None) -> str:
+        """Whom a request counts against: its token if it is one of ours, else its address."""
+        if token:
+            if self.s.operator_token and hmac.compare_digest(token.encode(), self.s.operator_token.encode()):
+                return "operator"
+            try:
+                claims = self.signer.verify(token)
+                return f"seat:{claims.jti}"
+            except TokenError:
+                pass
+        return f"addr:{address or '?'}"
+
+    def check_rate(self, key: str) -> None:
+        wait = self.limiter.take(key)
+        if wait > 0:
+            self.metrics.rate_limited.inc()
+            raise ApiError("rate_limited", "rate_limited", f"too many requests; retry in {wait:.2f} s",
+                           retry_after_s=wait)
+
+    def check_operator(self, token: str | None) -> None:
+        if not self.s.operator_token:
+            raise unauthenticated("operator routes are disabled (CROUPIER_OPERATOR_TOKEN is not set)")
+        if not token or not hmac.compare_digest(token.encode(), self.s.operator_token.encode()):
+            raise unauthenticated("an operator token is required")
+
+    async def seat_claims(self, token: str | None, game_id: str, *, required: bool = True) -> SeatClaims | None:
+        """The seat a token holds at this table; None for no token when not required."""
+        if not token:
+            if required:
+                raise unauthenticated("a seat token is required (Authorization: Bearer <token>)")
+            return None
+        try:
+            claims = self.signer.verify(token)
+        except TokenError as exc:
+            raise unauthenticated(str(exc)) from None
+        if claims.game_id != game_id:
+            raise forbidden("wrong_table", "this token is for another table")
+        holder = await self.reads.holder(game_id, claims.seat)
+        if holder != claims.jti:
+            raise unauthenticated("this token no longer holds its seat")
+        return claims
+
+    # -- games ----------------------------------------------------------------------------
+
+    def spec(self, game_type: Any, field: str = "game_type") -> GameSpec:
+        if not isinstance(game_type, str) or game_type not in registry.GAME_IDS:
+            raise bad_request("unknown_game", f"game_type is one of {', '.join(registry.GAME_IDS)}", field)
+        return registry.get(game_type)
+
+    def host(self, game_type: str) -> TableHost:
+        host = self._hosts.get(game_type)
+        if host is None:
+            host = self._hosts[game_type] = TableHost(registry.get(game_type))
+        return host
+
+    def games(self) -> list[dict[str, Any]]:
+        out = []
+        for spec in registry.all_games():
+            out.append({
+                "id": spec.id, "name": spec.name, "summary": spec.summary,
+                "min_seats": spec.min_seats, "max_seats": spec.max_seats, "rules_version": spec.rules_version,
+                "bots": bot_names(spec), "cooperative": spec.cooperative,
+                "options": [
+                    {"name": o.name, "default": o.default, "doc": o.doc,
+                     "choices": list(o.choices) if o.choices is not None else None,
+                     "minimum": o.minimum, "maximum": o.maximum}
+                    for o in spec.options
+                ],
+            })
+        return out
+
+    def _remember_type(self, game_id: str, game_type: str) -> None:
+        self._types[game_id] = game_type
+        self._types.move_to_end(game_id)
+        while len(self._types) > 100_000:
+            self._types.popitem(last=False)
+
+    async def game_type_of(self, game_id: str) -> str:
+        check_game_id(game_id)
+        known = self._types.get(game_id)
+        if known:
+            return known
+        game_type = await self.reads.game_type(game_id)
+        if not game_type:
+            # Not projected yet (just created elsewhere): ids this gateway makes name their type.
+            game_type = next((g for g in registry.GAME_IDS if game_id.startswith(g + "-")), None)
+        if not game_type or game_type not in registry.GAME_IDS:
+            raise not_found("no_such_game", f"no game {game_id}")
+        self._remember_type(game_id, game_type)
+        return game_type
+
+    async def _call(self, game_type: str, game_id: str, method: str, request: Any) -> Any:
+        try:
+            return await self.router.call(game_type, game_id, method, request)
+        except Rejection as rej:
+            raise ApiError.from_rejection(rej) from None
+
+    async def wait_projected(self, game_id: str, version: int, timeout_s: float | None = None) -> bool:
+        """Wait (bounded) until the read models show `version`, so a read that follows sees it."""
+        timeout_s = self.s.projection_wait_s if timeout_s is None else timeout_s
+        current = await self.reads.version(game_id)
+        if current is not None and current >= version:
+            return True
+        if timeout_s <= 0:
+            return False
+        deadline = time.monotonic() + timeout_s
+        async with self.hub.watch(game_id) as watch:
+            while True:
+                current = await self.reads.version(game_id)
+                if current is not None and current >= version:
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                await watch.wait(min(remaining, 0.25))
+
+    # -- tables ---------------------------------------------------------------------------
+
+    async def create_table(self, game_type: Any, seats: Any, options: Any, command_id: Any = None) -> dict[str, Any]:
+        spec = self.spec(game_type)
+        if seats is None:
+            seats = spec.min_seats
+        if not isinstance(seats, int) or isinstance(seats, bool) or not spec.min_seats <= seats <= spec.max_seats:
+            raise bad_request("invalid_seats", f"{spec.id} is for {spec.min_seats} to {spec.max_seats} seats", "seats")
+        options = options or {}
+        if not isinstance(options, Mapping) or len(options) > MAX_OPTIONS:
+            raise bad_request("invalid_options", f"options is an object of at most {MAX_OPTIONS} entries", "options")
+        for name, value in options.items():
+            if not isinstance(name, str) or not isinstance(value, (str, int, bool)) or isinstance(value, float):
+                raise bad_request("invalid_option", "an option value is a string, integer or boolean", f"options.{name}")
+        try:
+            self.host(spec.id).parse_options(dict(options))
+        except Rejection as rej:
+            raise ApiError.from_rejection(rej, field="options") from None
+        cid = check_command_id(command_id, required=False)
+        game_id = f"{spec.id}-{secrets.token_hex(8)}"
+        request = rules_pb2.CreateGameRequest(game_type=spec.id, game_id=game_id, seats=seats,
+                                              options={k: option_text(v) for k, v in options.items()},
+                                              command_id=f"create:{cid}")
+        response = await self._call(spec.id, game_id, "CreateGame", request)
+        self._remember_type(game_id, spec.id)
+        version = int(response.result.version)
+        await self.wait_projected(game_id, version)
+        log.info("table_created", game_id=game_id, game_type=spec.id, seats=seats)
+        return {"game_id": game_id, "game_type": spec.id, "seats": seats, "seed_hash": response.seed_hash,
+                "version": version}
+
+    async def list_tables(self, game_type: Any, status: Any, limit: int, offset: int) -> dict[str, Any]:
+        types = list(registry.GAME_IDS) if game_type in (None, "") else [self.spec(game_type).id]
+        status = status or "open"
+        if status not in STATUSES:
+            raise bad_request("invalid_status", f"status is one of {', '.join(STATUSES)}", "status")
+        limit, offset = self._page(limit, offset)
+        ids: list[str] = []
+        for gt in types:
+            key = {"open": self.keys.lobby, "running": self.keys.running, "over": self.keys.finished}[status](gt)
+            # Open tables oldest first (fill the lobby in order), the others newest first.
+            ids.extend(await self.reads.listing(key, 0, offset + limit, newest_first=status != "open"))
+        metas = await self.reads.metas(ids)
+        rows = [table_summary(gid, m) for gid, m in zip(ids, metas) if m]
+        rows.sort(key=lambda t: t["created"], reverse=status != "open")
+        return {"tables": rows[offset:offset + limit]}
+
+    def _page(self, limit: Any, offset: Any) -> tuple[int, int]:
+        if not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
+            raise bad_request("invalid_limit", f"limit is 1..{MAX_LIST}", "limit")
+        if not isinstance(offset, int) or not 0 <= offset <= 100_000:
+            raise bad_request("invalid_offset", "offset is 0..100000", "offset")
+        return limit, offset
+
+    async def get_table(self, game_id: str) -> dict[str, Any]:
+        check_game_id(game_id)
+        meta = await self.reads.meta(game_id)
+        if not meta:
+            raise not_found("no_such_game", f"no game {game_id}")
+        return table_summary(game_id, meta)
+
+    async def join(self, game_id: str, seat: Any, player: Any = None, bot: Any = None, entropy: Any = None,
+                   command_id: Any = None) -> dict[str, Any]:
+        check_game_id(game_id)
+        seat = check_seat(seat)
+        player = check_text(player, "player", MAX_PLAYER_NAME)
+        entropy = check_text(entropy, "entropy", MAX_ENTROPY)
+        game_type = await self.game_type_of(game_id)
+        if bot not in (None, ""):
+            if not isinstance(bot, str) or bot not in bot_names(registry.get(game_type)):
+                raise bad_request("unknown_bot", f"bot is one of {', '.join(bot_names(registry.get(game_type)))}", "bot")
+        meta = await self.reads.meta(game_id)
+        if meta and seat >= int(meta.get("seats") or 0):
+            raise bad_request("no_such_seat", f"this table has seats 0..{int(meta.get('seats') or 0) - 1}", "seat")
+        cid = check_command_id(command_id, required=False)
+        request = rules_pb2.JoinSeatRequest(game_type=game_type, game_id=game_id, seat=seat, player=player,
+                                            bot=bot or "", entropy=entropy, command_id=f"join:{seat}:{cid}")
+        response = await self._call(game_type, game_id, "JoinSeat", request)
+        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s)
+        await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
+        version = int(response.result.version)
+        await self.wait_projected(game_id, version)
+        log.info("seat_joined", game_id=game_id, seat=seat)
+        return {"game_id": game_id, "seat": seat, "token": token, "expires_at": claims.exp, "version": version}
+
+    async def leave(self, token: str | None, game_id: str, seat: Any, command_id: Any = None) -> dict[str, Any]:
+        check_game_id(game_id)
+        seat = check_seat(seat)
+        claims = await self.seat_claims(token, game_id)
+        if claims.seat != seat:
+            raise forbidden("wrong_seat", "this token is for another seat")
+        game_type = await self.game_type_of(game_id)
+        cid = check_command_id(command_id, required=False)
+        request = rules_pb2.LeaveSeatRequest(game_type=game_type, game_id=game_id, seat=seat,
+                                             command_id=f"leave:{seat}:{cid}")
+        response = await self._call(game_type, game_id, "LeaveSeat", request)
+        await self.reads.drop_holder(game_id, seat, claims.jti)
+        version = int(response.result.version)
+        await self.wait_projected(game_id, version)
+        return {"game_id": game_id, "seat": seat, "version": version}
+
+    # -- play -----------------------------------------------------------------------------
+
+    async def snapshot(self, game_id: str, claims: SeatClaims | None, *, min_version: int = 0,
+                       wait_s: float = 0.0) -> Snapshot:
+        """The caller's view (a spectator's without a seat), waiting up to wait_s for min_version."""
+        check_game_id(game_id)
+        seat = claims.seat if claims else None
+        snap = await self.reads.snapshot(game_id, seat)
+        if snap is None:
+            raise not_found("no_such_game", f"no game {game_id}")
+        if snap.version >= min_version or wait_s <= 0:
+            return snap
+        deadline = time.monotonic() + min(wait_s, MAX_WAIT_S)
+        async with self.hub.watch(game_id) as watch:
+            while True:
+                snap = await self.reads.snapshot(game_id, seat) or snap
+                remaining = deadline - time.monotonic()
+                if snap.version >= min_version or remaining <= 0 or snap.status == "over":
+                    return snap
+                await watch.wait(min(remaining, self.s.stream_poll_s))
+
+    async def submit(self, token: str | None, game_id: str, command_id: Any, expected_version: Any,
+                     action: Any, *, wait: bool = True) -> dict[str, Any]:
+        check_game_id(game_id)
+        cid = check_command_id(command_id)
+        if expected_version is not None and (not isinstance(expected_version, int) or isinstance(expected_version, bool)
+                                             or not 0 <= expected_version < 2**63):
+            raise bad_request("invalid_expected_version", "expected_version is a non-negative integer", "expected_version")
+        if not isinstance(action, Mapping) or not isinstance(action.get("type"), str):
+            raise bad_request("invalid_action", 'action is an object with a string "type"', "action")
+        claims = await self.seat_claims(token, game_id)
+        game_type = await self.game_type_of(game_id)
+        host = self.host(game_type)
+        try:
+            host.decode_action(dict(action), claims.seat)
+            action_json = canonical_json(action)
+        except Rejection as rej:
+            raise ApiError.from_rejection(rej, field="action") from None
+        except (TypeError, ValueError):
+            raise bad_request("invalid_action", "action must be plain JSON", "action") from None
+        request = rules_pb2.HandleCommandRequest(game_type=game_type, game_id=game_id, seat=claims.seat,
+                                                 command_id=f"s{claims.seat}:{cid}", action_json=action_json)
+        if expected_version is not None:
+            request.expected_version = expected_version
+        response = await self._call(game_type, game_id, "HandleCommand", request)
+        result = response.result
+        if wait:
+            await self.wait_projected(game_id, int(result.version))
+        return {"game_id": game_id, "seat": claims.seat, "version": int(result.version),
+                "first_seq": int(result.first_seq), "last_seq": int(result.last_seq), "duplicate": bool(result.duplicate)}
+
+    async def updates(self, game_id: str, claims: SeatClaims | None, from_version: int) -> AsyncIterator[Snapshot]:
+        """The caller's view each time it changes after from_version: strictly increasing
+        versions, none twice, ending after the game is over. Subscribes before it reads, so
+        an update between the read and the subscription cannot be lost."""
+        check_game_id(game_id)
+        seat = claims.seat if claims else None
+        last = from_version
+        async with self.hub.watch(game_id) as watch:
+            first = True
+            while True:
+                snap = await self.reads.snapshot(game_id, seat)
+                if snap is None:
+                    if first:
+                        raise not_found("no_such_game", f"no game {game_id}")
+                elif snap.version > last:
+                    last = snap.version
+                    yield snap
+                    if snap.status == "over":
+                        return
+                elif snap.status == "over" and first:
+                    return  # nothing newer will ever come
+                first = False
+                await watch.wait(self.s.stream_poll_s)
+
+    # -- operators ------------------------------------------------------------------------
+
+    async def operator_games(self, game_type: Any, status: Any, q: Any, limit: int, offset: int) -> dict[str, Any]:
+        if game_type not in (None, ""):
+            game_type = self.spec(game_type).id
+        if status not in (None, "") and status not in STATUSES:
+            raise bad_request("invalid_status", f"status is one of {', '.join(STATUSES)}", "status")
+        q = check_text(q, "q", 64).lower()
+        limit, offset = self._page(limit, offset)
+        if game_type and status:
+            key = {"open": self.keys.lobby, "running": self.keys.running, "over": self.keys.finished}[status](game_type)
+        else:
+            key = self.keys.all_games()
+        rows: list[dict] = []
+        skipped = scanned = 0
+        max_scan, page = 20_000, 500
+        position = 0
+        while len(rows) < limit and scanned < max_scan:
+            members = await self.reads.listing(key, position, page)
+            if not members:
+                break
+            position += len(members)
+            scanned += len(members)
+            ids = [m.split(":", 1)[1] if key == self.keys.all_games() and ":" in m else m for m in members]
+            for gid, meta in zip(ids, await self.reads.metas(ids)):
+                if not meta:
+                    continue
+                row = table_summary(gid, meta)
+                if game_type and row["game_type"] != game_type or status and row["status"] != status:
+                    continue
+                if q and q not in gid.lower() and not any(
+                        isinstance(p, dict) and q in str(p.get("player", "")).lower() for p in row["players"]):
+                    continue
+                if skipped < offset:
+                    skipped += 1
+                    continue
+                rows.append(row)
+                if len(rows) >= limit:
+                    break
+        return {"games": rows, "scanned": scanned, "total": await self.reads.count(key)}
+
+    async def operator_game(self, game_id: str) -> dict[str, Any]:
+        check_game_id(game_id)
+        meta = await self.reads.meta(game_id)
+        if not meta:
+            raise not_found("no_such_game", f"no game {game_id}")
+        summary = table_summary(game_id, meta)
+        raw = await self.reads.all_views(game_id)
+        views: dict[str, Any] = {}
+        actions: dict[str, Any] = {}
+        for name, value in raw.items():
+            if name.startswith("actions:"):
+                actions[name.split(":", 1)[1]] = json.loads(value)
+            else:
+                views[name] = json.loads(value)
+        game_type = summary["game_type"]
+        owner = ""
+        if game_type in registry.GAME_IDS:
+            owner = await self.router.owner_of(game_type, game_id)
+        return {"table": summary, "views": views, "actions": actions, "owner": owner}
+
+    async def force_end(self, game_id: str, reason: Any, command_id: Any = None) -> dict[str, Any]:
+        check_game_id(game_id)
+        reason = check_text(reason, "reason", 200) or "ended by an operator"
+        game_type = await self.game_type_of(game_id)
+        cid = check_command_id(command_id, required=False)
+        request = rules_pb2.ForceEndRequest(game_type=game_type, game_id=game_id, reason=reason,
+                                            command_id=f"force:{cid}")
+        response = await self._call(game_type, game_id, "ForceEnd", request)
+        version = int(response.result.version)
+        await self.wait_projected(game_id, version)
+        log.info("table_force_ended", game_id=game_id, reason=reason)
+        return {"game_id": game_id, "version": version}
+
+    async def health(self, *, deep: bool = False) -> dict[str, Any]:
+        """Redis, the projector's lag, and who owns which partitions; with deep, ask every
+        rules replica's gRPC health service too."""
+        out: dict[str, Any] = {"gateway": {"ok": True, "uptime_s": round(time.time() - self.started, 1),
+                                           "streams": self.open_streams, "feed_channels": self.hub.channels}}
+        try:
+            await asyncio.wait_for(self.redis.ping(), 2)
+            out["redis"] = {"ok": True}
+        except Exception as exc:
+            out["redis"] = {"ok": False, "error": type(exc).__name__}
+            out["ok"] = False
+            return out
+        lag_raw = await self.redis.hgetall(self.keys.lag())
+        lag = {k.decode(): int(v) for k, v in lag_raw.items()}
+        out["projector"] = {"ok": bool(lag), "lag": sum(lag.values()) if lag else None, "partitions": len(lag)}
+        rules: dict[str, Any] = {}
+        for game_type in registry.GAME_IDS:
+            entry = await self.router.owners(game_type, refresh=True)
+            addresses = sorted(set(entry.owners.values()))
+            info: dict[str, Any] = {"partitions": entry.partitions, "owned": len(entry.owners),
+                                    "replicas": addresses,
+                                    "ok": bool(entry.partitions) and len(entry.owners) >= entry.partitions}
+            if deep and addresses:
+                info["replica_health"] = {a: await self._grpc_health(a) for a in addresses}
+                info["ok"] = info["ok"] and all(v == "SERVING" for v in info["replica_health"].values())
+            rules[game_type] = info
+        out["rules"] = rules
+        out["ok"] = out["redis"]["ok"] and all(r["ok"] for r in rules.values())
+        return out
+
+    async def _grpc_health(self, address: str) -> str:
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = health_pb2_grpc.HealthStub(channel)
+                reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+                return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+        except Exception as exc:
+            return f"unreachable ({type(exc).__name__})"

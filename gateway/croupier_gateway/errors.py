@@ -1,0 +1,85 @@
+"""Errors a client can act on, one vocabulary for HTTP, WebSocket and gRPC.
+
+Every refusal is an `ApiError` with a stable `code`, words for a person, a `kind` that fixes
+the HTTP status and the gRPC status code, and for bad input the `field` at fault. A
+Rejection from a rules service maps by its kind.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from croupier.engine.contract import Rejection
+
+# kind -> (HTTP status, gRPC status code)
+KINDS: dict[str, tuple[int, grpc.StatusCode]] = {
+    "malformed": (400, grpc.StatusCode.INVALID_ARGUMENT),
+    "unauthenticated": (401, grpc.StatusCode.UNAUTHENTICATED),
+    "forbidden": (403, grpc.StatusCode.PERMISSION_DENIED),
+    "not_found": (404, grpc.StatusCode.NOT_FOUND),
+    "conflict": (409, grpc.StatusCode.ABORTED),
+    "already_exists": (409, grpc.StatusCode.ALREADY_EXISTS),
+    "too_large": (413, grpc.StatusCode.INVALID_ARGUMENT),
+    "illegal": (422, grpc.StatusCode.FAILED_PRECONDITION),
+    "rate_limited": (429, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    "unavailable": (503, grpc.StatusCode.UNAVAILABLE),
+    "not_owner": (503, grpc.StatusCode.UNAVAILABLE),
+}
+
+# WebSocket close codes: 4000 + the HTTP status.
+WS_CLOSE_BASE = 4000
+
+
+class ApiError(Exception):
+    def __init__(self, kind: str, code: str, message: str, *, field: str | None = None,
+                 retry_after_s: float | None = None):
+        super().__init__(f"{code}: {message}")
+        if kind not in KINDS:
+            kind = "unavailable"
+        self.kind = kind
+        self.code = code
+        self.message = message
+        self.field = field
+        self.retry_after_s = retry_after_s
+
+    @property
+    def http_status(self) -> int:
+        return KINDS[self.kind][0]
+
+    @property
+    def grpc_status(self) -> grpc.StatusCode:
+        return KINDS[self.kind][1]
+
+    def body(self) -> dict:
+        error: dict = {"code": self.code, "message": self.message, "kind": self.kind}
+        if self.field is not None:
+            error["field"] = self.field
+        return {"error": error}
+
+    @classmethod
+    def from_rejection(cls, rejection: Rejection, field: str | None = None) -> "ApiError":
+        kind = rejection.kind
+        if kind == "not_owner":
+            # The router follows owners itself; one that still says so is passing trouble.
+            kind = "unavailable"
+        return cls(kind, rejection.code, rejection.message, field=field)
+
+
+def bad_request(code: str, message: str, field: str | None = None) -> ApiError:
+    return ApiError("malformed", code, message, field=field)
+
+
+def unauthenticated(message: str = "a valid token is required") -> ApiError:
+    return ApiError("unauthenticated", "unauthenticated", message)
+
+
+def forbidden(code: str, message: str) -> ApiError:
+    return ApiError("forbidden", code, message)
+
+
+def not_found(code: str, message: str) -> ApiError:
+    return ApiError("not_found", code, message)
+
+
+def unavailable(code: str, message: str) -> ApiError:
+    return ApiError("unavailable", code, message)

@@ -1,0 +1,248 @@
+"""The gRPC face of the gateway: croupier.v1.GatewayService (proto/croupier/v1/gateway.proto).
+
+Same core, same checks, same errors as HTTP: a refusal aborts with the status its kind maps
+to and a croupier.v1.Rejection in the trailing metadata `croupier-rejection-bin`. The
+handlers are registered by hand rather than through the generated helper so that a request
+whose bytes do not parse is an INVALID_ARGUMENT, like any other bad input, and not the
+INTERNAL that grpc answers by default.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf.message import DecodeError
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from croupier.engine.codec import canonical_json
+from croupier.rules.errors import KIND_TO_PROTO, REJECTION_METADATA
+from croupier.v1 import events_pb2, gateway_pb2
+from croupier_gateway.core import Gateway, check_seat
+from croupier_gateway.errors import ApiError, bad_request
+
+log = structlog.get_logger("croupier.gateway")
+
+SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
+STATUS_TO_PROTO = {
+    "open": gateway_pb2.TABLE_STATUS_OPEN,
+    "running": gateway_pb2.TABLE_STATUS_RUNNING,
+    "over": gateway_pb2.TABLE_STATUS_OVER,
+}
+PROTO_TO_STATUS = {v: k for k, v in STATUS_TO_PROTO.items()}
+
+
+class _Unparsable:
+    """Stands for a request whose bytes are not the method's message."""
+
+
+def _safe_deserializer(cls: type) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except (DecodeError, ValueError, TypeError, RuntimeError):
+            return _Unparsable()
+
+    return parse
+
+
+def _token(context: grpc.aio.ServicerContext) -> str | None:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str):
+            scheme, _, rest = value.partition(" ")
+            if scheme.lower() == "bearer" and rest.strip():
+                return rest.strip()
+    return None
+
+
+def _peer(context: grpc.aio.ServicerContext) -> str:
+    peer = context.peer() or ""
+    # "ipv4:127.0.0.1:5555" / "ipv6:[::1]:5555"
+    host = peer.split(":", 1)[1] if ":" in peer else peer
+    return host.rsplit(":", 1)[0]
+
+
+def table_message(row: dict[str, Any]) -> gateway_pb2.Table:
+    return gateway_pb2.Table(
+        game_id=row["game_id"], game_type=row["game_type"],
+        status=STATUS_TO_PROTO.get(row["status"], gateway_pb2.TABLE_STATUS_UNSPECIFIED),
+        version=row["version"], seats=row["seats"], free_seats=row["free_seats"],
+        players_json=canonical_json(row["players"]), options_json=canonical_json(row["options"]),
+        seed_hash=row["seed_hash"], created_ms=row["created"], updated_ms=row["updated"],
+        result_json=canonical_json(row["result"]) if row.get("result") is not None else "",
+        end_reason=row.get("end_reason") or "",
+    )
+
+
+class GatewayServicer:
+    def __init__(self, gateway: Gateway):
+        self.gw = gateway
+
+    async def ListGames(self, request, context, token):
+        games = []
+        for g in self.gw.games():
+            games.append(gateway_pb2.GameInfo(
+                id=g["id"], name=g["name"], summary=g["summary"], min_seats=g["min_seats"], max_seats=g["max_seats"],
+                rules_version=g["rules_version"], bots=g["bots"], cooperative=g["cooperative"],
+                options=[gateway_pb2.GameOption(name=o["name"], doc=o["doc"], default_json=json.dumps(o["default"]),
+                                                choices_json=json.dumps(o["choices"]) if o["choices"] else "")
+                         for o in g["options"]],
+            ))
+        return gateway_pb2.ListGamesResponse(games=games)
+
+    async def CreateTable(self, request, context, token):
+        out = await self.gw.create_table(request.game_type, int(request.seats) or None, dict(request.options),
+                                         request.command_id or None)
+        return gateway_pb2.CreateTableResponse(**out)
+
+    async def ListTables(self, request, context, token):
+        if request.status not in (0, *PROTO_TO_STATUS):
+            raise bad_request("invalid_status", "status is OPEN, RUNNING or OVER", "status")
+        out = await self.gw.list_tables(request.game_type or None, PROTO_TO_STATUS.get(request.status, "open"),
+                                        int(request.limit) or 50, int(request.offset))
+        return gateway_pb2.ListTablesResponse(tables=[table_message(t) for t in out["tables"]])
+
+    async def GetTable(self, request, context, token):
+        return gateway_pb2.GetTableResponse(table=table_message(await self.gw.get_table(request.game_id)))
+
+    async def JoinTable(self, request, context, token):
+        out = await self.gw.join(request.game_id, request.seat, request.player, request.bot or None, request.entropy,
+                                 request.command_id or None)
+        return gateway_pb2.JoinTableResponse(**out)
+
+    async def LeaveTable(self, request, context, token):
+        out = await self.gw.leave(token, request.game_id, request.seat, request.command_id or None)
+        return gateway_pb2.LeaveTableResponse(**out)
+
+    async def GetView(self, request, context, token):
+        claims = await self.gw.seat_claims(token, request.game_id, required=False)
+        snap = await self.gw.snapshot(request.game_id, claims, min_version=int(request.min_version),
+                                      wait_s=min(int(request.timeout_ms), 30_000) / 1000)
+        response = gateway_pb2.GetViewResponse(version=snap.version, view_json=snap.view)
+        if claims is not None:
+            response.seat = claims.seat
+        return response
+
+    async def ListActions(self, request, context, token):
+        claims = await self.gw.seat_claims(token, request.game_id)
+        snap = await self.gw.snapshot(request.game_id, claims)
+        return gateway_pb2.ListActionsResponse(version=snap.version, seat=claims.seat,
+                                               actions_json=[canonical_json(a) for a in json.loads(snap.actions)])
+
+    async def SubmitCommand(self, request, context, token):
+        if len(request.action_json) > self.gw.s.max_body_bytes:
+            raise ApiError("too_large", "action_too_large", f"action_json is at most {self.gw.s.max_body_bytes} bytes",
+                           field="action_json")
+        try:
+            action = json.loads(request.action_json)
+        except (ValueError, RecursionError):
+            raise bad_request("invalid_action", "action_json is not JSON", "action_json") from None
+        expected = request.expected_version if request.HasField("expected_version") else None
+        if expected is not None and expected >= 2**63:
+            raise bad_request("invalid_expected_version", "expected_version is too large", "expected_version")
+        out = await self.gw.submit(token, request.game_id, request.command_id, expected, action,
+                                   wait=not request.no_wait)
+        return gateway_pb2.SubmitCommandResponse(**out)
+
+    async def StreamUpdates(self, request, context, token) -> AsyncIterator[gateway_pb2.StreamUpdatesResponse]:
+        claims = await self.gw.seat_claims(token, request.game_id, required=False)
+        if self.gw.open_streams >= self.gw.s.max_streams:
+            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
+        self.gw.open_streams += 1
+        try:
+            async for snap in self.gw.updates(request.game_id, claims, int(request.from_version)):
+                self.gw.metrics.stream_messages.inc()
+                yield gateway_pb2.StreamUpdatesResponse(
+                    version=snap.version, view_json=snap.view,
+                    actions_json=[canonical_json(a) for a in json.loads(snap.actions)])
+        finally:
+            self.gw.open_streams -= 1
+
+
+def _rejection_metadata(exc: ApiError) -> tuple[tuple[str, bytes], ...]:
+    msg = events_pb2.Rejection(kind=KIND_TO_PROTO.get(exc.kind, events_pb2.REJECTION_KIND_UNSPECIFIED),
+                               code=exc.code, message=exc.message)
+    return ((REJECTION_METADATA, msg.SerializeToString()),)
+
+
+def _unary(gw: Gateway, name: str, fn: Callable) -> Callable:
+    async def handler(request, context):
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            if isinstance(request, _Unparsable):
+                raise bad_request("unparsable_request", f"the request is not a {name}Request message", "request")
+            token = _token(context)
+            gw.check_rate(gw.rate_key(token, _peer(context)))
+            return await fn(request, context, token)
+        except ApiError as exc:
+            code = exc.grpc_status.name
+            context.set_trailing_metadata(_rejection_metadata(exc))
+            await context.abort(exc.grpc_status, f"{exc.code}: {exc.message}")
+        finally:
+            gw.metrics.grpc.labels(name, code).inc()
+            gw.metrics.grpc_latency.labels(name).observe(time.perf_counter() - started)
+
+    return handler
+
+
+def _streaming(gw: Gateway, name: str, fn: Callable) -> Callable:
+    async def handler(request, context):
+        code = "OK"
+        try:
+            if isinstance(request, _Unparsable):
+                raise bad_request("unparsable_request", f"the request is not a {name}Request message", "request")
+            token = _token(context)
+            gw.check_rate(gw.rate_key(token, _peer(context)))
+            async for item in fn(request, context, token):
+                yield item
+        except ApiError as exc:
+            code = exc.grpc_status.name
+            context.set_trailing_metadata(_rejection_metadata(exc))
+            await context.abort(exc.grpc_status, f"{exc.code}: {exc.message}")
+        finally:
+            gw.metrics.grpc.labels(name, code).inc()
+
+    return handler
+
+
+def generic_handler(gw: Gateway) -> grpc.GenericRpcHandler:
+    servicer = GatewayServicer(gw)
+    handlers = {}
+    for method in SERVICE.methods:
+        request_cls = getattr(gateway_pb2, method.input_type.name)
+        response_cls = getattr(gateway_pb2, method.output_type.name)
+        fn = getattr(servicer, method.name)
+        if method.server_streaming:
+            handlers[method.name] = grpc.unary_stream_rpc_method_handler(
+                _streaming(gw, method.name, fn), request_deserializer=_safe_deserializer(request_cls),
+                response_serializer=response_cls.SerializeToString)
+        else:
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+                _unary(gw, method.name, fn), request_deserializer=_safe_deserializer(request_cls),
+                response_serializer=response_cls.SerializeToString)
+    return grpc.method_handlers_generic_handler(SERVICE.full_name, handlers)
+
+
+async def start_server(gw: Gateway, host: str, port: int) -> tuple[grpc.aio.Server, int]:
+    """Start the gateway's gRPC server (with health and reflection); returns it and its port."""
+    limit = max(gw.s.max_body_bytes * 2, 64 * 1024)
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", limit),
+                                      ("grpc.so_reuseport", 0)])
+    server.add_generic_rpc_handlers((generic_handler(gw),))
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    reflection.enable_server_reflection(
+        (SERVICE.full_name, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    await server.start()
+    await health.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health.set(SERVICE.full_name, health_pb2.HealthCheckResponse.SERVING)
+    return server, bound

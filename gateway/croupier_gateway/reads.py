@@ -1,0 +1,153 @@
+"""What the gateway reads from Redis: the projector's read models, and its own seat holders.
+
+Every read of a view is one transaction (MULTI/EXEC) over the game's meta and views hashes,
+which the projector writes in one script, so a version always comes with the view and the
+actions of that same version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.projector.keys import Keys
+
+SPECTATOR = "spectator"
+
+META_FIELDS = ("version", "status", "game_type", "seats", "players", "free_seats", "result", "end_reason",
+               "seed_hash", "options", "created", "updated")
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One viewer's view of a game at one version (raw canonical JSON from Redis)."""
+
+    version: int
+    status: str
+    view: str
+    actions: str  # JSON list; "[]" for spectators
+
+
+def table_summary(game_id: str, meta: dict[str, str]) -> dict[str, Any]:
+    """The public facts of a table (what a lobby may show): never views, never the seed."""
+
+    def num(name: str) -> int:
+        try:
+            return int(meta.get(name) or 0)
+        except ValueError:
+            return 0
+
+    def js(name: str, default: Any) -> Any:
+        raw = meta.get(name)
+        if not raw:
+            return default
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return default
+
+    status = meta.get("status", "")
+    out = {
+        "game_id": game_id,
+        "game_type": meta.get("game_type", ""),
+        "status": status,
+        "version": num("version"),
+        "seats": num("seats"),
+        "free_seats": num("free_seats"),
+        "players": js("players", []),
+        "options": js("options", {}),
+        "seed_hash": meta.get("seed_hash", ""),
+        "created": num("created"),
+        "updated": num("updated"),
+        "result": js("result", None) if status == "over" else None,
+        "end_reason": (meta.get("end_reason") or None) if status == "over" else None,
+    }
+    return out
+
+
+class ReadStore:
+    def __init__(self, redis: Any, keys: Keys):
+        self.r = redis  # redis.asyncio.Redis (bytes responses)
+        self.k = keys
+
+    def seats_key(self, game_id: str) -> str:
+        # Not under g:{id}: a projector rebuild drops the read models, not the seat holders.
+        return f"{self.k.p}gw:seats:{{{game_id}}}"
+
+    async def meta(self, game_id: str) -> dict[str, str] | None:
+        raw = await self.r.hgetall(self.k.meta(game_id))
+        if not raw:
+            return None
+        return {_text(k): _text(v) for k, v in raw.items()}
+
+    async def metas(self, game_ids: list[str]) -> list[dict[str, str] | None]:
+        if not game_ids:
+            return []
+        pipe = self.r.pipeline(transaction=False)
+        for gid in game_ids:
+            pipe.hgetall(self.k.meta(gid))
+        out = []
+        for raw in await pipe.execute():
+            out.append({_text(k): _text(v) for k, v in raw.items()} if raw else None)
+        return out
+
+    async def game_type(self, game_id: str) -> str | None:
+        value = await self.r.hget(self.k.meta(game_id), "game_type")
+        return _text(value) if value else None
+
+    async def version(self, game_id: str) -> int | None:
+        value = await self.r.hget(self.k.meta(game_id), "version")
+        return int(value) if value is not None else None
+
+    async def snapshot(self, game_id: str, seat: int | None) -> Snapshot | None:
+        field = SPECTATOR if seat is None else str(seat)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hmget(self.k.meta(game_id), "version", "status")
+        pipe.hget(self.k.views(game_id), field)
+        if seat is not None:
+            pipe.hget(self.k.views(game_id), f"actions:{seat}")
+        results = await pipe.execute()
+        (version, status), view = results[0], results[1]
+        if version is None or view is None:
+            return None
+        actions = results[2] if seat is not None else None
+        return Snapshot(int(version), _text(status or b""), _text(view), _text(actions) if actions else "[]")
+
+    async def all_views(self, game_id: str) -> dict[str, str]:
+        raw = await self.r.hgetall(self.k.views(game_id))
+        return {_text(k): _text(v) for k, v in raw.items()}
+
+    async def listing(self, key: str, offset: int, limit: int, *, newest_first: bool = True) -> list[str]:
+        if newest_first:
+            ids = await self.r.zrevrange(key, offset, offset + limit - 1)
+        else:
+            ids = await self.r.zrange(key, offset, offset + limit - 1)
+        return [_text(i) for i in ids]
+
+    async def count(self, key: str) -> int:
+        return int(await self.r.zcard(key))
+
+    # -- seat holders ---------------------------------------------------------------------
+
+    async def set_holder(self, game_id: str, seat: int, jti: str, ttl_s: int) -> None:
+        key = self.seats_key(game_id)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(key, str(seat), jti)
+        pipe.expire(key, ttl_s, gt=True)
+        pipe.expire(key, ttl_s, nx=True)
+        await pipe.execute()
+
+    async def holder(self, game_id: str, seat: int) -> str | None:
+        value = await self.r.hget(self.seats_key(game_id), str(seat))
+        return _text(value) if value else None
+
+    async def drop_holder(self, game_id: str, seat: int, jti: str) -> None:
+        key = self.seats_key(game_id)
+        current = await self.r.hget(key, str(seat))
+        if current is not None and _text(current) == jti:
+            await self.r.hdel(key, str(seat))

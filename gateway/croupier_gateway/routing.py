@@ -1,0 +1,118 @@
+"""Routing a write to the rules replica that owns its game.
+
+The replicas of a game type publish who owns which partition of its topic in the Redis hash
+`croupier:owners:<type>` and the partition count in `croupier:partitions:<type>`. A game's
+partition is `partition_for(game_id, n)`, the same hash Kafka's partitioner uses, so a game
+can be routed before it exists. The owners are cached briefly; a NOT_OWNER answer that names
+the owner is followed at once, and any other retryable answer (a replica starting, a
+partition moving, a dead address) re-reads the owners and tries again with the same
+command_id, until the deadline. The command_id makes every retry safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import structlog
+
+from croupier.engine.contract import Rejection
+from croupier.projector.keys import Keys
+from croupier.rules.client import RulesClient
+from croupier.rules.errors import RETRYABLE, from_rpc_error
+from croupier.rules.store import partition_for
+
+log = structlog.get_logger("croupier.gateway")
+
+MAX_REDIRECTS = 8
+
+
+@dataclass
+class _Owners:
+    partitions: int
+    owners: dict[int, str]
+    at: float
+
+
+class Router:
+    def __init__(self, redis: Any, keys: Keys, *, deadline_s: float = 5.0, owners_ttl_s: float = 1.0,
+                 metrics: Any = None):
+        self.redis = redis  # redis.asyncio.Redis
+        self.keys = keys
+        self.deadline_s = deadline_s
+        self.ttl = owners_ttl_s
+        self.metrics = metrics
+        self.client = RulesClient("", deadline_s=deadline_s)  # its channels, one per replica
+        self._owners: dict[str, _Owners] = {}
+
+    async def owners(self, game_type: str, *, refresh: bool = False) -> _Owners:
+        cached = self._owners.get(game_type)
+        if cached is not None and not refresh and time.monotonic() - cached.at < self.ttl:
+            return cached
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.get(self.keys.partitions(game_type))
+        pipe.hgetall(self.keys.owners(game_type))
+        count, owners = await pipe.execute()
+        parsed = {}
+        for k, v in (owners or {}).items():
+            try:
+                parsed[int(k)] = v.decode() if isinstance(v, bytes) else str(v)
+            except ValueError:
+                continue
+        entry = _Owners(int(count) if count else 0, parsed, time.monotonic())
+        self._owners[game_type] = entry
+        return entry
+
+    async def owner_of(self, game_type: str, game_id: str, *, refresh: bool = False) -> str:
+        entry = await self.owners(game_type, refresh=refresh)
+        if not entry.partitions:
+            return ""
+        return entry.owners.get(partition_for(game_id, entry.partitions), "")
+
+    async def call(self, game_type: str, game_id: str, method: str, request: Any) -> Any:
+        """Call `method` on the owner of the game; raise Rejection for a final answer."""
+        deadline = time.monotonic() + self.deadline_s
+        refresh = False
+        target = ""
+        redirects = 0
+        delay = 0.02
+        last: Rejection | None = None
+        while True:
+            if not target:
+                target = await self.owner_of(game_type, game_id, refresh=refresh)
+            remaining = deadline - time.monotonic()
+            if target and remaining > 0:
+                try:
+                    stub = self.client.stub(target)
+                    response = await getattr(stub, method)(request, timeout=max(0.2, remaining))
+                    self._count(method, "ok")
+                    return response
+                except grpc.aio.AioRpcError as error:
+                    rejection, owner = from_rpc_error(error)
+                    if rejection.kind not in RETRYABLE:
+                        self._count(method, rejection.kind)
+                        raise rejection from None
+                    last = rejection
+                    if owner and owner != target and redirects < MAX_REDIRECTS:
+                        log.debug("redirected", game_id=game_id, to=owner)
+                        target, redirects = owner, redirects + 1
+                        continue
+            elif not target:
+                last = Rejection("no_replica", f"no replica of the {game_type} rules service owns this game now",
+                                 "unavailable")
+            if time.monotonic() + delay >= deadline:
+                self._count(method, "unavailable")
+                raise last or Rejection("unavailable", "the rules service did not answer in time", "unavailable")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+            target, refresh = "", True
+
+    def _count(self, method: str, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.rules_calls.labels(method, outcome).inc()
+
+    async def close(self) -> None:
+        await self.client.close()

@@ -1,0 +1,66 @@
+"""`croupier serve gateway`: HTTP (uvicorn) and gRPC in one process, one event loop, one core."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import redis.asyncio as aioredis
+import structlog
+import uvicorn
+
+from croupier_gateway.app import create_app
+from croupier_gateway.core import Gateway
+from croupier_gateway.grpc_api import start_server
+from croupier_gateway.settings import GatewaySettings
+
+log = structlog.get_logger("croupier.gateway")
+
+
+class _Server(uvicorn.Server):
+    def install_signal_handlers(self) -> None:  # the loop below owns the signals
+        pass
+
+
+async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
+                stop: asyncio.Event | None = None) -> None:
+    client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=5, health_check_interval=30)
+    gateway = Gateway(settings, client)
+    app = create_app(settings, gateway=gateway)
+    grpc_server, grpc_port = await start_server(gateway, settings.host, settings.grpc_port)
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", access_log=False,
+                            ws_ping_interval=20, ws_ping_timeout=20, lifespan="on", timeout_graceful_shutdown=3)
+    server = _Server(config)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass
+    http_task = asyncio.create_task(server.serve())
+    while not server.started:
+        if http_task.done():
+            await grpc_server.stop(0)
+            http_task.result()
+            raise RuntimeError("the HTTP server did not start")
+        await asyncio.sleep(0.02)
+    port = settings.port
+    for s in server.servers:
+        for sock in s.sockets:
+            port = sock.getsockname()[1]
+            break
+    log.info("gateway_serving", http=f"{settings.host}:{port}", grpc=f"{settings.host}:{grpc_port}")
+    print(f"croupier gateway serving HTTP on http://{settings.host}:{port} and gRPC on {settings.host}:{grpc_port}",
+          flush=True)
+    if ready is not None:
+        ready.set()
+    stopper = asyncio.create_task(stop.wait())
+    await asyncio.wait({stopper, http_task}, return_when=asyncio.FIRST_COMPLETED)
+    log.info("gateway_stopping")
+    server.should_exit = True
+    await grpc_server.stop(grace=2)
+    await http_task
+    stopper.cancel()
+    await gateway.close()
+    await client.aclose()

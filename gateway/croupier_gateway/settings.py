@@ -1,0 +1,97 @@
+"""Settings of the gateway, from CROUPIER_* environment variables, with laptop defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import structlog
+
+from croupier.rules.settings import SettingsError, env_int, env_str
+
+log = structlog.get_logger("croupier.gateway")
+
+# Good enough for a laptop, useless anywhere else: the gateway warns when it signs with it.
+DEV_SIGNING_KEY = "croupier-dev-signing-key-change-me"
+
+
+def env_float(name: str, default: float, minimum: float | None = None) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, not {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise SettingsError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def env_list(name: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in os.environ.get(name, "").split(",") if item.strip())
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    host: str = "127.0.0.1"
+    port: int = 18080
+    grpc_port: int = 18081
+    signing_key: str = DEV_SIGNING_KEY
+    # Tokens signed with the previous key still verify until they expire: rotate without a cut.
+    previous_signing_key: str = ""
+    # Empty: the operator routes answer 401 to everyone.
+    operator_token: str = ""
+    token_ttl_s: int = 12 * 3600
+    rate_limit_per_s: float = 50.0
+    rate_limit_burst: int = 100
+    max_body_bytes: int = 64 * 1024
+    cors_origins: tuple[str, ...] = ()
+    redis_url: str = "redis://127.0.0.1:16379/0"
+    key_prefix: str = ""
+    # How long a command may take, redirects and retries included, before 503.
+    rules_deadline_s: float = 5.0
+    # How long the owners of partitions are cached before Redis is asked again.
+    owners_ttl_s: float = 1.0
+    # How long a write waits for the projector before it answers (so a read that follows
+    # sees the write); the write has happened either way.
+    projection_wait_s: float = 2.0
+    # A stream re-reads its game at least this often even without a notification.
+    stream_poll_s: float = 5.0
+    # A stream without a token in the query waits this long for {"token": ...} first.
+    ws_auth_wait_s: float = 1.0
+    max_streams: int = 10_000
+
+    @property
+    def dev_key(self) -> bool:
+        return self.signing_key == DEV_SIGNING_KEY
+
+    @classmethod
+    def from_env(cls) -> "GatewaySettings":
+        redis_port = env_int("CROUPIER_REDIS_PORT", 16379, 1)
+        settings = cls(
+            host=env_str("CROUPIER_GATEWAY_HOST", "127.0.0.1"),
+            port=env_int("CROUPIER_GATEWAY_PORT", 18080, 0),
+            grpc_port=env_int("CROUPIER_GATEWAY_GRPC_PORT", 18081, 0),
+            signing_key=env_str("CROUPIER_GATEWAY_SIGNING_KEY", "") or DEV_SIGNING_KEY,
+            previous_signing_key=env_str("CROUPIER_GATEWAY_PREVIOUS_SIGNING_KEY", ""),
+            operator_token=env_str("CROUPIER_OPERATOR_TOKEN", ""),
+            token_ttl_s=env_int("CROUPIER_TOKEN_TTL_S", 12 * 3600, 1),
+            rate_limit_per_s=env_float("CROUPIER_RATE_LIMIT_PER_S", 50.0, 0.001),
+            rate_limit_burst=env_int("CROUPIER_RATE_LIMIT_BURST", 100, 1),
+            max_body_bytes=env_int("CROUPIER_MAX_BODY_BYTES", 64 * 1024, 256),
+            cors_origins=env_list("CROUPIER_CORS_ORIGINS"),
+            redis_url=env_str("CROUPIER_REDIS_URL", f"redis://127.0.0.1:{redis_port}/0"),
+            key_prefix=env_str("CROUPIER_KEY_PREFIX", ""),
+            rules_deadline_s=env_float("CROUPIER_GATEWAY_RULES_DEADLINE_S", 5.0, 0.1),
+            owners_ttl_s=env_float("CROUPIER_GATEWAY_OWNERS_TTL_S", 1.0, 0.0),
+            projection_wait_s=env_float("CROUPIER_GATEWAY_PROJECTION_WAIT_S", 2.0, 0.0),
+            stream_poll_s=env_float("CROUPIER_GATEWAY_STREAM_POLL_S", 5.0, 0.05),
+            ws_auth_wait_s=env_float("CROUPIER_GATEWAY_WS_AUTH_WAIT_S", 1.0, 0.0),
+            max_streams=env_int("CROUPIER_GATEWAY_MAX_STREAMS", 10_000, 1),
+        )
+        if settings.dev_key:
+            log.warning("dev_signing_key", hint="set CROUPIER_GATEWAY_SIGNING_KEY: seat tokens are forgeable with the default")
+        if len(settings.signing_key) < 16:
+            raise SettingsError("CROUPIER_GATEWAY_SIGNING_KEY must be at least 16 characters")
+        return settings

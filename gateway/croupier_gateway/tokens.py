@@ -1,0 +1,104 @@
+"""Seat tokens: who may act for one seat of one table, until when.
+
+A token is `base64url(payload) "." base64url(HMAC-SHA256(key, base64url(payload)))` with
+the payload the canonical JSON of {game_id, seat, exp, kid, jti}. `kid` names the key that
+signed it (a short hash of the key, never the key), so a gateway that keeps the previous key
+after a rotation still accepts the tokens it signed. `jti` is this join's id: the gateway
+remembers the jti of each seat's current holder, so a token of a seat that was left and
+taken again by someone else no longer works.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from dataclasses import dataclass
+
+from croupier.engine.codec import canonical_bytes
+
+MAX_TOKEN_CHARS = 1024
+
+
+class TokenError(ValueError):
+    """Why a token was not accepted (words for the caller: never echoes a key)."""
+
+
+@dataclass(frozen=True)
+class SeatClaims:
+    game_id: str
+    seat: int
+    exp: int
+    kid: str
+    jti: str
+
+
+def key_id(key: str) -> str:
+    return hashlib.sha256(b"croupier-kid:" + key.encode("utf-8")).hexdigest()[:12]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    if not text or len(text) % 4 == 1 or any(c not in _ALPHABET for c in text):
+        raise TokenError("the token is not base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+class TokenSigner:
+    def __init__(self, key: str, previous_key: str = ""):
+        if not key:
+            raise ValueError("a signing key is required")
+        self.kid = key_id(key)
+        self._keys = {self.kid: key.encode("utf-8")}
+        if previous_key:
+            self._keys.setdefault(key_id(previous_key), previous_key.encode("utf-8"))
+
+    def _sign(self, kid: str, body: str) -> bytes:
+        return hmac.new(self._keys[kid], body.encode("ascii"), hashlib.sha256).digest()
+
+    def issue(self, game_id: str, seat: int, ttl_s: int, *, now: float | None = None,
+              jti: str | None = None) -> tuple[str, SeatClaims]:
+        now = time.time() if now is None else now
+        claims = SeatClaims(game_id=game_id, seat=seat, exp=int(now + ttl_s), kid=self.kid,
+                            jti=jti or secrets.token_urlsafe(12))
+        payload = {"game_id": claims.game_id, "seat": claims.seat, "exp": claims.exp, "kid": claims.kid,
+                   "jti": claims.jti}
+        body = _b64(canonical_bytes(payload))
+        return f"{body}.{_b64(self._sign(self.kid, body))}", claims
+
+    def verify(self, token: str, *, now: float | None = None) -> SeatClaims:
+        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
+            raise TokenError("the token is missing or too long")
+        body, dot, sig = token.partition(".")
+        if not dot or "." in sig:
+            raise TokenError("the token is not a seat token")
+        raw = _unb64(body)
+        mac = _unb64(sig)
+        try:
+            payload = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise TokenError("the token is not a seat token") from None
+        if not isinstance(payload, dict):
+            raise TokenError("the token is not a seat token")
+        kid = payload.get("kid")
+        if not isinstance(kid, str) or kid not in self._keys:
+            raise TokenError("the token was signed with a key this gateway does not know")
+        if not hmac.compare_digest(mac, self._sign(kid, body)):
+            raise TokenError("the token's signature does not match")
+        game_id, seat, exp, jti = payload.get("game_id"), payload.get("seat"), payload.get("exp"), payload.get("jti")
+        if (not isinstance(game_id, str) or not isinstance(seat, int) or isinstance(seat, bool)
+                or not isinstance(exp, int) or isinstance(exp, bool) or not isinstance(jti, str)):
+            raise TokenError("the token's payload is incomplete")
+        now = time.time() if now is None else now
+        if exp <= now:
+            raise TokenError("the token has expired")
+        return SeatClaims(game_id=game_id, seat=seat, exp=exp, kid=kid, jti=jti)

@@ -1,0 +1,264 @@
+"""Clients of the gateway, over HTTP (+WebSocket) and over gRPC, with one interface:
+used by the bots driver, `croupier play`, the demos and the tests.
+
+Each update is an `Update(version, view, actions)`. A refusal raises `GatewayError` with the
+HTTP status it maps to (the gRPC client maps the status code back), its code and message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import httpx
+
+from croupier.rules.errors import REJECTION_METADATA
+from croupier.v1 import events_pb2, gateway_pb2, gateway_pb2_grpc
+
+GRPC_TO_HTTP = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.FAILED_PRECONDITION: 422,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 503,
+}
+RETRYABLE_STATUS = (429, 503)
+
+
+class GatewayError(Exception):
+    def __init__(self, status: int, code: str, message: str, field: str | None = None):
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Update:
+    version: int
+    view: dict[str, Any]
+    actions: list[dict[str, Any]]
+
+    @property
+    def over(self) -> bool:
+        return self.view.get("status") == "over"
+
+
+class HttpGateway:
+    """The HTTP+JSON API, and the WebSocket stream."""
+
+    def __init__(self, base_url: str, *, timeout_s: float = 30.0, operator_token: str | None = None):
+        self.base_url = base_url.rstrip("/")
+        self.http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
+        self.operator_token = operator_token
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+    async def request(self, method: str, path: str, *, token: str | None = None, json_body: Any = None,
+                      params: Mapping[str, Any] | None = None) -> Any:
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        response = await self.http.request(method, path, json=json_body, params=params, headers=headers)
+        if response.status_code >= 400:
+            try:
+                err = response.json()["error"]
+                raise GatewayError(response.status_code, err.get("code", ""), err.get("message", ""), err.get("field"))
+            except (ValueError, KeyError, TypeError):
+                raise GatewayError(response.status_code, "http_error", response.text[:200]) from None
+        return response.json()
+
+    async def games(self) -> list[dict]:
+        return (await self.request("GET", "/v1/games"))["games"]
+
+    async def create_table(self, game_type: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
+                           command_id: str | None = None) -> dict:
+        body: dict[str, Any] = {"game_type": game_type, "options": dict(options or {})}
+        if seats is not None:
+            body["seats"] = seats
+        if command_id:
+            body["command_id"] = command_id
+        return await self.request("POST", "/v1/tables", json_body=body)
+
+    async def list_tables(self, game_type: str | None = None, status: str = "open", limit: int = 50) -> list[dict]:
+        params: dict[str, Any] = {"status": status, "limit": limit}
+        if game_type:
+            params["game_type"] = game_type
+        return (await self.request("GET", "/v1/tables", params=params))["tables"]
+
+    async def table(self, game_id: str) -> dict:
+        return await self.request("GET", f"/v1/tables/{game_id}")
+
+    async def join(self, game_id: str, seat: int, player: str = "", bot: str | None = None,
+                   entropy: str = "") -> dict:
+        body = {"player": player, "entropy": entropy}
+        if bot:
+            body["bot"] = bot
+        return await self.request("POST", f"/v1/tables/{game_id}/seats/{seat}", json_body=body)
+
+    async def leave(self, game_id: str, seat: int, token: str) -> dict:
+        return await self.request("DELETE", f"/v1/tables/{game_id}/seats/{seat}", token=token)
+
+    async def view(self, game_id: str, token: str | None = None, *, min_version: int = 0,
+                   timeout_s: float = 0) -> dict:
+        params = {"min_version": min_version, "timeout_s": timeout_s}
+        return await self.request("GET", f"/v1/tables/{game_id}/view", token=token, params=params)
+
+    async def actions(self, game_id: str, token: str) -> dict:
+        return await self.request("GET", f"/v1/tables/{game_id}/actions", token=token)
+
+    async def submit(self, game_id: str, token: str, command_id: str, action: Mapping[str, Any], *,
+                     expected_version: int | None = None, wait: bool = True) -> dict:
+        body: dict[str, Any] = {"command_id": command_id, "action": dict(action)}
+        if expected_version is not None:
+            body["expected_version"] = expected_version
+        return await self.request("POST", f"/v1/tables/{game_id}/commands", token=token, json_body=body,
+                                  params={"wait": "true" if wait else "false"})
+
+    def stream_url(self, game_id: str, from_version: int, token: str | None) -> str:
+        url = self.base_url.replace("http://", "ws://", 1).replace("https://", "wss://", 1)
+        url = f"{url}/v1/tables/{game_id}/stream?from_version={from_version}"
+        if token:
+            url += f"&token={token}"
+        return url
+
+    async def updates(self, game_id: str, token: str | None = None, from_version: int = 0) -> AsyncIterator[Update]:
+        """The stream; ends after the game's final view. Raises GatewayError on a refusal and
+        ConnectionError if the connection drops (resume with the last version seen)."""
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed
+
+        async with connect(self.stream_url(game_id, from_version, token), open_timeout=10,
+                           max_size=16 * 1024 * 1024) as ws:
+            if token is None:
+                await ws.send("{}")  # a spectator: no need to wait for the token grace period
+            while True:
+                try:
+                    text = await ws.recv()
+                except ConnectionClosed as closed:
+                    code = closed.rcvd.code if closed.rcvd else 1006
+                    if code == 1000:
+                        return
+                    raise ConnectionError(f"stream closed with {code}") from None
+                data = json.loads(text)
+                if "error" in data:
+                    err = data["error"]
+                    status = {"malformed": 400, "unauthenticated": 401, "forbidden": 403, "not_found": 404,
+                              "rate_limited": 429}.get(err.get("kind"), 503)
+                    raise GatewayError(status, err.get("code", ""), err.get("message", ""), err.get("field"))
+                yield Update(data["version"], data["view"], data["actions"])
+
+
+class GrpcGateway:
+    """The same over gRPC (croupier.v1.GatewayService)."""
+
+    def __init__(self, address: str, *, timeout_s: float = 30.0):
+        self.address = address
+        self.timeout_s = timeout_s
+        self.channel = grpc.aio.insecure_channel(address)
+        self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    @staticmethod
+    def _error(error: grpc.aio.AioRpcError) -> GatewayError:
+        code, message = error.code().name.lower(), error.details() or ""
+        for key, value in error.trailing_metadata() or ():
+            if key == REJECTION_METADATA:
+                rej = events_pb2.Rejection.FromString(value)
+                code, message = rej.code, rej.message
+        return GatewayError(GRPC_TO_HTTP.get(error.code(), 500), code, message)
+
+    async def _call(self, method: str, request: Any, token: str | None = None, timeout_s: float | None = None) -> Any:
+        metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        try:
+            return await getattr(self.stub, method)(request, metadata=metadata, timeout=timeout_s or self.timeout_s)
+        except grpc.aio.AioRpcError as error:
+            raise self._error(error) from None
+
+    async def games(self) -> list[dict]:
+        response = await self._call("ListGames", gateway_pb2.ListGamesRequest())
+        return [{"id": g.id, "name": g.name, "min_seats": g.min_seats, "max_seats": g.max_seats, "bots": list(g.bots)}
+                for g in response.games]
+
+    async def create_table(self, game_type: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
+                           command_id: str | None = None) -> dict:
+        opts = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in (options or {}).items()}
+        r = await self._call("CreateTable", gateway_pb2.CreateTableRequest(
+            game_type=game_type, seats=seats or 0, options=opts, command_id=command_id or ""))
+        return {"game_id": r.game_id, "game_type": r.game_type, "seats": r.seats, "seed_hash": r.seed_hash,
+                "version": r.version}
+
+    async def table(self, game_id: str) -> dict:
+        t = (await self._call("GetTable", gateway_pb2.GetTableRequest(game_id=game_id))).table
+        return {"game_id": t.game_id, "game_type": t.game_type, "version": t.version, "seats": t.seats,
+                "free_seats": t.free_seats, "status": gateway_pb2.TableStatus.Name(t.status).split("_")[-1].lower(),
+                "players": json.loads(t.players_json or "[]"),
+                "result": json.loads(t.result_json) if t.result_json else None}
+
+    async def join(self, game_id: str, seat: int, player: str = "", bot: str | None = None,
+                   entropy: str = "") -> dict:
+        r = await self._call("JoinTable", gateway_pb2.JoinTableRequest(
+            game_id=game_id, seat=seat, player=player, bot=bot or "", entropy=entropy))
+        return {"game_id": r.game_id, "seat": r.seat, "token": r.token, "expires_at": r.expires_at,
+                "version": r.version}
+
+    async def leave(self, game_id: str, seat: int, token: str) -> dict:
+        r = await self._call("LeaveTable", gateway_pb2.LeaveTableRequest(game_id=game_id, seat=seat), token)
+        return {"game_id": r.game_id, "seat": r.seat, "version": r.version}
+
+    async def view(self, game_id: str, token: str | None = None, *, min_version: int = 0,
+                   timeout_s: float = 0) -> dict:
+        r = await self._call("GetView", gateway_pb2.GetViewRequest(
+            game_id=game_id, min_version=min_version, timeout_ms=int(timeout_s * 1000)), token,
+            timeout_s=self.timeout_s + timeout_s)
+        return {"version": r.version, "seat": r.seat if r.HasField("seat") else None, "view": json.loads(r.view_json)}
+
+    async def actions(self, game_id: str, token: str) -> dict:
+        r = await self._call("ListActions", gateway_pb2.ListActionsRequest(game_id=game_id), token)
+        return {"version": r.version, "seat": r.seat, "actions": [json.loads(a) for a in r.actions_json]}
+
+    async def submit(self, game_id: str, token: str, command_id: str, action: Mapping[str, Any], *,
+                     expected_version: int | None = None, wait: bool = True) -> dict:
+        request = gateway_pb2.SubmitCommandRequest(game_id=game_id, command_id=command_id,
+                                                   action_json=json.dumps(dict(action)), no_wait=not wait)
+        if expected_version is not None:
+            request.expected_version = expected_version
+        r = await self._call("SubmitCommand", request, token)
+        return {"game_id": r.game_id, "seat": r.seat, "version": r.version, "first_seq": r.first_seq,
+                "last_seq": r.last_seq, "duplicate": r.duplicate}
+
+    async def updates(self, game_id: str, token: str | None = None, from_version: int = 0) -> AsyncIterator[Update]:
+        metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        call = self.stub.StreamUpdates(gateway_pb2.StreamUpdatesRequest(game_id=game_id, from_version=from_version),
+                                       metadata=metadata)
+        try:
+            async for item in call:
+                yield Update(item.version, json.loads(item.view_json), [json.loads(a) for a in item.actions_json])
+        except grpc.aio.AioRpcError as error:
+            if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                raise ConnectionError(f"stream ended: {error.code().name}") from None
+            raise self._error(error) from None
+        finally:
+            call.cancel()
+
+
+def connect(url: str, **kwargs: Any) -> HttpGateway | GrpcGateway:
+    """http(s)://host:port for HTTP, grpc://host:port for gRPC."""
+    if url.startswith("grpc://"):
+        return GrpcGateway(url[len("grpc://"):], **kwargs)
+    return HttpGateway(url, **kwargs)
+
+
+async def sleep_backoff(attempt: int) -> None:
+    await asyncio.sleep(min(0.05 * 2**attempt, 1.0))

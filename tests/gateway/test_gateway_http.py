@@ -1,0 +1,242 @@
+"""The HTTP API on a fake Redis and a fake router: statuses, fields, tokens, seats, limits."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from croupier.engine.contract import Rejection
+
+OP = {"authorization": "Bearer op-secret"}
+
+
+def bearer(token):
+    return {"authorization": f"Bearer {token}"}
+
+
+def create(client, seats=2, **extra):
+    r = client.post("/v1/tables", json={"game_type": "pebbles", "seats": seats, **extra})
+    assert r.status_code == 201, r.text
+    return r.json()["game_id"]
+
+
+def seated(client, seats=2):
+    gid = create(client, seats)
+    tokens = []
+    for seat in range(seats):
+        r = client.post(f"/v1/tables/{gid}/seats/{seat}", json={"player": f"p{seat}"})
+        assert r.status_code == 201, r.text
+        tokens.append(r.json()["token"])
+    return gid, tokens
+
+
+def error(r, status):
+    assert r.status_code == status, r.text
+    return r.json()["error"]
+
+
+def test_games_lists_the_registry(client):
+    games = client.get("/v1/games").json()["games"]
+    assert [g["id"] for g in games] == ["pebbles"]
+    assert games[0]["options"][0]["name"] == "speed"
+
+
+def test_create_validates_before_any_rules_call(client, fake_stack):
+    router = fake_stack[3]
+    assert error(client.post("/v1/tables", json={"game_type": "chess"}), 400)["field"] == "game_type"
+    assert error(client.post("/v1/tables", json={"game_type": "pebbles", "seats": 9}), 400)["field"] == "seats"
+    assert error(client.post("/v1/tables", json={"game_type": "pebbles", "seats": 2, "options": {"speed": 7}}),
+                 400)["field"] == "options"
+    assert error(client.post("/v1/tables", json={"game_type": "pebbles", "colour": 1}), 400)["field"] == "colour"
+    assert error(client.post("/v1/tables", json={"game_type": "pebbles", "options": {"speed": 1.5}}), 400)
+    assert error(client.post("/v1/tables", content=b"{not json", headers={"content-type": "application/json"}), 400)
+    assert error(client.post("/v1/tables", json=[1, 2]), 400)
+    assert router.calls == []
+
+
+def test_create_list_get(client):
+    gid = create(client, options={"speed": 2})
+    tables = client.get("/v1/tables", params={"game_type": "pebbles"}).json()["tables"]
+    assert [t["game_id"] for t in tables] == [gid]
+    table = client.get(f"/v1/tables/{gid}").json()
+    assert table["status"] == "open" and table["free_seats"] == 2 and table["options"]["speed"] == 2
+    assert "seed" not in table
+    assert error(client.get("/v1/tables/nope-1"), 404)["code"] == "no_such_game"
+    assert error(client.get("/v1/tables/bad%20id"), 400)["field"] == "game_id"
+    assert error(client.get("/v1/tables", params={"status": "closed"}), 400)["field"] == "status"
+
+
+def test_join_gives_a_token_for_that_seat_only(client):
+    gid, (t0, t1) = seated(client)
+    v0 = client.get(f"/v1/tables/{gid}/view", headers=bearer(t0)).json()
+    v1 = client.get(f"/v1/tables/{gid}/view", headers=bearer(t1)).json()
+    spectator = client.get(f"/v1/tables/{gid}/view").json()
+    assert v0["seat"] == 0 and v1["seat"] == 1 and spectator["seat"] is None
+    hands0 = v0["view"]["game"]["hands"]
+    assert hands0[0] and hands0[1] is None
+    assert spectator["view"]["game"]["hands"] == [None, None]
+    assert spectator["view"]["seed"] is None
+    assert error(client.post(f"/v1/tables/{gid}/seats/0", json={}), 422)["code"] == "table_full"
+
+
+def test_tokens_are_checked(client):
+    gid, (t0, t1) = seated(client)
+    other, (o0, _) = seated(client)
+    assert error(client.get(f"/v1/tables/{gid}/actions"), 401)
+    assert error(client.get(f"/v1/tables/{gid}/actions", headers=bearer("garbage")), 401)
+    assert error(client.get(f"/v1/tables/{gid}/view", headers=bearer("garbage")), 401)
+    assert error(client.get(f"/v1/tables/{gid}/actions", headers=bearer(o0)), 403)["code"] == "wrong_table"
+    r = client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c", "action": {"type": "Play", "pebble": "x"}},
+                    headers=bearer(o0))
+    assert error(r, 403)
+
+
+def test_the_seat_comes_from_the_token(client, fake_stack):
+    router = fake_stack[3]
+    gid, (t0, t1) = seated(client)
+    actions = client.get(f"/v1/tables/{gid}/actions", headers=bearer(t0)).json()
+    assert actions["seat"] == 0 and actions["actions"]
+    action = actions["actions"][0]
+    # seat 1 cannot play seat 0's move: it is sent as seat 1's, and refused by the rules
+    r = client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c1", "action": action}, headers=bearer(t1))
+    assert error(r, 422)["code"] == "not_your_turn"
+    assert router.calls[-1][1].seat == 1
+    r = client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c1", "action": action}, headers=bearer(t0))
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["seat"] == 0 and body["duplicate"] is False
+    view = client.get(f"/v1/tables/{gid}/view", headers=bearer(t0)).json()
+    assert view["version"] == body["version"] and view["view"]["game"]["played"] == [action["pebble"]]
+
+
+def test_command_input_errors_name_the_field(client):
+    gid, (t0, _) = seated(client)
+    h = bearer(t0)
+    play = {"type": "Play", "pebble": "pebble-0"}
+    assert error(client.post(f"/v1/tables/{gid}/commands", json={"action": play}, headers=h), 400)["field"] == "command_id"
+    assert error(client.post(f"/v1/tables/{gid}/commands", json={"command_id": "", "action": play}, headers=h),
+                 400)["field"] == "command_id"
+    assert error(client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c", "action": {"kind": 1}}, headers=h),
+                 400)["field"] == "action"
+    assert error(client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c", "action": {"type": "Fly"}},
+                             headers=h), 400)["field"] == "action"
+    assert error(client.post(f"/v1/tables/{gid}/commands",
+                             json={"command_id": "c", "action": {"type": "Play", "pebble": "p", "x": 1}}, headers=h),
+                 400)["field"] == "action"
+    assert error(client.post(f"/v1/tables/{gid}/commands",
+                             json={"command_id": "c", "expected_version": -1, "action": play}, headers=h),
+                 400)["field"] == "expected_version"
+
+
+def test_version_conflict_is_409(client):
+    gid, (t0, _) = seated(client)
+    action = client.get(f"/v1/tables/{gid}/actions", headers=bearer(t0)).json()["actions"][0]
+    r = client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c", "expected_version": 1, "action": action},
+                    headers=bearer(t0))
+    assert error(r, 409)["code"] == "version_conflict"
+
+
+@pytest.mark.parametrize("kind,status", [("illegal", 422), ("conflict", 409), ("not_found", 404),
+                                         ("forbidden", 403), ("unavailable", 503), ("not_owner", 503),
+                                         ("malformed", 400), ("already_exists", 409)])
+def test_rejections_map_to_statuses(client, fake_stack, kind, status):
+    router = fake_stack[3]
+    gid, (t0, _) = seated(client)
+    router.fail = Rejection("some_rule", "words", kind)
+    r = client.post(f"/v1/tables/{gid}/commands",
+                    json={"command_id": "c", "action": {"type": "Play", "pebble": "pebble-0"}}, headers=bearer(t0))
+    err = error(r, status)
+    assert err["code"] == "some_rule" and err["message"] == "words"
+
+
+def test_leave_frees_the_seat_and_its_token_stops_working(client):
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={}).json()["token"]
+    assert error(client.delete(f"/v1/tables/{gid}/seats/1", headers=bearer(t0)), 403)["code"] == "wrong_seat"
+    assert client.delete(f"/v1/tables/{gid}/seats/0", headers=bearer(t0)).status_code == 200
+    assert client.get(f"/v1/tables/{gid}").json()["free_seats"] == 3
+    t0b = client.post(f"/v1/tables/{gid}/seats/0", json={}).json()["token"]
+    assert error(client.get(f"/v1/tables/{gid}/view", headers=bearer(t0)), 401)
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(t0b)).json()["seat"] == 0
+
+
+def test_body_size_limit(client):
+    r = client.post("/v1/tables", content=b"{" + b" " * 70_000 + b"}", headers={"content-type": "application/json"})
+    assert error(r, 413)["code"] == "body_too_large"
+
+
+def test_rate_limit_is_429_with_retry_after(fake_stack):
+    import dataclasses
+
+    from starlette.testclient import TestClient
+
+    from croupier_gateway.app import create_app
+
+    settings, aredis, _, router = fake_stack
+    settings = dataclasses.replace(settings, rate_limit_per_s=0.01, rate_limit_burst=3)
+    with TestClient(create_app(settings, redis=aredis, router=router)) as c:
+        assert [c.get("/v1/games").status_code for _ in range(3)] == [200] * 3
+        r = c.get("/v1/games")
+        assert error(r, 429)["code"] == "rate_limited"
+        assert int(r.headers["retry-after"]) >= 1
+
+
+def test_operator_routes_need_the_operator_token(client):
+    gid, (t0, _) = seated(client)
+    assert error(client.get("/v1/operator/games"), 401)
+    assert error(client.get("/v1/operator/games", headers=bearer(t0)), 401)
+    games = client.get("/v1/operator/games", headers=OP).json()
+    assert [g["game_id"] for g in games["games"]] == [gid]
+    assert client.get("/v1/operator/games", headers=OP, params={"q": "p1"}).json()["games"]
+    assert not client.get("/v1/operator/games", headers=OP, params={"q": "nobody"}).json()["games"]
+    full = client.get(f"/v1/operator/games/{gid}", headers=OP).json()
+    assert set(full["views"]) == {"spectator", "0", "1"} and set(full["actions"]) == {"0", "1"}
+    ended = client.post(f"/v1/operator/games/{gid}/force-end", json={"reason": "stuck"}, headers=OP)
+    assert ended.status_code == 200, ended.text
+    table = client.get(f"/v1/tables/{gid}").json()
+    assert table["status"] == "over" and table["end_reason"] == "forced"
+
+
+def test_service_routes(client):
+    assert client.get("/healthz").json() == {"ok": True}
+    client.get("/v1/games")
+    assert "croupier_gateway_requests_total" in client.get("/metrics").text
+    doc = client.get("/openapi.json").json()
+    assert "/v1/tables/{game_id}/commands" in doc["paths"]
+    assert error(client.get("/nowhere"), 404)
+    assert error(client.put("/v1/games"), 405)
+
+
+def test_stream_sends_each_new_version_once_and_resumes(client, fake_stack):
+    gid, (t0, t1) = seated(client)
+    with client.websocket_connect(f"/v1/tables/{gid}/stream?from_version=0&token={t0}") as ws:
+        first = json.loads(ws.receive_text())
+        assert first["view"]["you"] == 0 and first["actions"]
+        version = first["version"]
+        r = client.post(f"/v1/tables/{gid}/commands", json={"command_id": "a", "action": first["actions"][0]},
+                        headers=bearer(t0))
+        assert r.status_code == 200
+        second = json.loads(ws.receive_text())
+        assert second["version"] > version and second["actions"] == []
+    # reconnect from what we saw: nothing twice; the next move arrives
+    with client.websocket_connect(f"/v1/tables/{gid}/stream?from_version={second['version']}",) as ws:
+        ws.send_text(json.dumps({"token": t1}))
+        a1 = client.get(f"/v1/tables/{gid}/actions", headers=bearer(t1)).json()["actions"][0]
+        client.post(f"/v1/tables/{gid}/commands", json={"command_id": "b", "action": a1}, headers=bearer(t1))
+        third = json.loads(ws.receive_text())
+        assert third["version"] > second["version"] and third["view"]["you"] == 1
+
+
+def test_stream_refusals_close_with_4000_plus_status(client):
+    from starlette.websockets import WebSocketDisconnect
+
+    for url, code in (("/v1/tables/nope-1/stream", 4404), ("/v1/tables/x/stream?from_version=-1", 4400),
+                      ("/v1/tables/x/stream?token=garbage", 4401)):
+        with client.websocket_connect(url) as ws:
+            if "token" not in url:
+                ws.send_text("{}")
+            assert "error" in json.loads(ws.receive_text())
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_text()
+            assert closed.value.code == code

@@ -18,8 +18,10 @@ from croupier.v1 import rules_pb2_grpc
 
 
 class RulesClient:
-    def __init__(self, address: str, *, deadline_s: float = 15.0):
-        self.address = address
+    def __init__(self, address: str | list[str], *, deadline_s: float = 15.0):
+        seeds = [address] if isinstance(address, str) else list(address)
+        self.seeds = seeds
+        self.address = seeds[0]
         self.deadline_s = deadline_s
         self._channels: dict[str, grpc.aio.Channel] = {}
 
@@ -35,9 +37,11 @@ class RulesClient:
         deadline = time.monotonic() + self.deadline_s
         target = address or self.address
         delay = 0.05
+        tries = 0
         while True:
+            tries += 1
             try:
-                return await getattr(self.stub(target), method)(request, timeout=max(0.5, deadline - time.monotonic()))
+                return await getattr(self.stub(target), method)(request, timeout=max(0.5, min(5.0, deadline - time.monotonic())))
             except grpc.aio.AioRpcError as error:
                 rejection, owner = from_rpc_error(error)
                 if rejection.kind not in RETRYABLE or time.monotonic() + delay > deadline:
@@ -45,6 +49,9 @@ class RulesClient:
                 if owner and owner != target:
                     target = owner
                     continue
+                if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) and not error.trailing_metadata():
+                    # The replica itself is away (crashed, moving): try the next one we know.
+                    target = self.seeds[tries % len(self.seeds)]
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from kafka.errors import KafkaError, ProducerFencedError
+from kafka.errors import ProducerFencedError
 
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
@@ -99,6 +99,7 @@ class PartitionOwner:
         """Fence the previous writer, then read the partition, then accept commands."""
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
+        self._rebuild = rebuild
         self._writer = await loop.run_in_executor(self._executor, self._make_writer)
         envelopes = await loop.run_in_executor(self._executor, rebuild)
         count = 0
@@ -193,11 +194,10 @@ class PartitionOwner:
                 self.status = LOST
                 self._fail(batch, Rejection(NOT_OWNER, "this replica was fenced: the partition has a new owner", NOT_OWNER))
                 return
-            except (KafkaError, OSError, RuntimeError) as exc:
+            except Exception as exc:  # KafkaError, timeouts: the outcome may be unknown
                 log.warning("append_failed", partition=self.partition, error=str(exc))
                 self._fail(batch, Rejection(UNAVAILABLE, f"the event store did not take the append: {exc}", UNAVAILABLE))
-                # A failed transaction leaves the producer in an error state: start afresh.
-                await self._renew_writer(loop)
+                await self._recover(loop)
                 return
             if self._metrics:
                 self._metrics.append_latency.observe(time.perf_counter() - started)
@@ -256,16 +256,35 @@ class PartitionOwner:
             self._queue.put_nowait(Pending(game_id, Tick(now=int(time.time() * 1000)),
                                            f"tick:{slot.state.version}:{due}", None, future))
 
-    async def _renew_writer(self, loop) -> None:
-        old = self._writer
-        try:
-            await loop.run_in_executor(self._executor, old.close)
-            self._writer = await loop.run_in_executor(self._executor, self._make_writer)
-        except ProducerFencedError:
-            self.status = LOST
-        except Exception as exc:  # the broker is away: keep failing fast until it is back
-            log.warning("writer_renew_failed", partition=self.partition, error=str(exc))
-            self._writer = _BrokenWriter(self._make_writer)
+    async def _recover(self, loop) -> None:
+        """After a failed append: a new writer (its transaction may or may not have
+        committed), then read what the log holds now before taking commands again, so
+        memory never runs ahead of or behind the log. Retries until the broker is back."""
+        self.status = REBUILDING
+        delay = 0.2
+        while self.status == REBUILDING:
+            try:
+                old, self._writer = self._writer, None
+                if old is not None:
+                    await loop.run_in_executor(self._executor, old.close)
+                self._writer = await loop.run_in_executor(self._executor, self._make_writer)
+                envelopes = await loop.run_in_executor(self._executor, self._rebuild)
+            except ProducerFencedError:
+                self.status = LOST
+                return
+            except Exception as exc:
+                log.warning("recover_failed", partition=self.partition, error=str(exc))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            for env in envelopes:
+                self._fold(env)
+            for game_id, slot in self.games.items():
+                self._schedule(game_id, slot.state)
+                if self._on_committed:
+                    self._on_committed(game_id, slot.state)
+            self.status = READY
+            log.info("partition_recovered", partition=self.partition, events=len(envelopes))
 
     def _fail(self, batch: list[Pending], rejection: Rejection) -> None:
         for item in batch:
@@ -302,20 +321,3 @@ class PartitionOwner:
         in_batch[(item.game_id, item.command_id)] = outcome
         tentative[item.game_id] = new
         return new, outcome, envs
-
-
-class _BrokenWriter:
-    """Stands in while the broker cannot be reached; tries to come back on each append."""
-
-    def __init__(self, make_writer):
-        self._make = make_writer
-        self._real = None
-
-    def append(self, envelopes):
-        if self._real is None:
-            self._real = self._make()
-        self._real.append(envelopes)
-
-    def close(self):
-        if self._real is not None:
-            self._real.close()

@@ -150,7 +150,20 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         expected = request.expected_version if request.HasField("expected_version") else None
         result = await self._write("HandleCommand", context, request.game_type, request.game_id, request.command_id,
                                    command=command, expected_version=expected)
-        return rules_pb2.HandleCommandResponse(result=result) if result else rules_pb2.HandleCommandResponse()
+        if result is None:
+            return rules_pb2.HandleCommandResponse()
+        response = rules_pb2.HandleCommandResponse(result=result)
+        if request.want_next:
+            owner = self.replica.owner_of(partition_for(request.game_id, self.replica.partitions))
+            slot = owner.games.get(request.game_id) if owner else None
+            if slot is not None:
+                state = slot.state
+                response.over = state.status == "over"
+                if state.status == "running":
+                    for seat in self.host.spec.to_act(state.game):
+                        actions = [canonical_json(self.host.encode_action(a)) for a in self.host.legal_actions(state, seat)]
+                        response.next.append(rules_pb2.SeatActions(seat=seat, actions_json=actions))
+        return response
 
     def _state(self, game_type: str, game_id: str):
         owner, _ = self._owner(game_type, game_id)

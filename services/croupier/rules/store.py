@@ -91,6 +91,11 @@ class PartitionWriter:
             linger_ms=0,
             max_in_flight_requests_per_connection=5,
             transaction_timeout_ms=30000,
+            # After each commit the broker answers CONCURRENT_TRANSACTIONS until the markers
+            # are written; the default 100 ms back-off puts that on every commit's latency.
+            retry_backoff_ms=2,
+            request_timeout_ms=10000,
+            max_block_ms=10000,
         )
         # Fences every earlier producer of this partition and aborts its open transaction.
         self._producer.init_transactions()

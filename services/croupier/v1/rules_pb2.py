@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63roupier/v1/rules.proto\x12\x0b\x63roupier.v1\"~\n\rCommandResult\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x0f\n\x07version\x18\x04 \x01(\x04\x12\x11\n\tduplicate\x18\x05 \x01(\x08\x12\x13\n\x0b\x65vent_types\x18\x06 \x03(\t\"\xc8\x01\n\x11\x43reateGameRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\r\n\x05seats\x18\x03 \x01(\r\x12<\n\x07options\x18\x04 \x03(\x0b\x32+.croupier.v1.CreateGameRequest.OptionsEntry\x12\x12\n\ncommand_id\x18\x05 \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"S\n\x12\x43reateGameResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\x12\x11\n\tseed_hash\x18\x02 \x01(\t\"\x85\x01\n\x0fJoinSeatRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0e\n\x06player\x18\x04 \x01(\t\x12\x0b\n\x03\x62ot\x18\x05 \x01(\t\x12\x0f\n\x07\x65ntropy\x18\x06 \x01(\t\x12\x12\n\ncommand_id\x18\x07 \x01(\t\">\n\x10JoinSeatResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\"X\n\x10LeaveSeatRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x12\n\ncommand_id\x18\x04 \x01(\t\"?\n\x11LeaveSeatResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\"\xa5\x01\n\x14HandleCommandRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x12\n\ncommand_id\x18\x04 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\x13\n\x0b\x61\x63tion_json\x18\x06 \x01(\tB\x13\n\x11_expected_version\"C\n\x15HandleCommandResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\"Y\n\x0f\x46orceEndRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x12\n\ncommand_id\x18\x04 \x01(\t\">\n\x10\x46orceEndResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\"Q\n\x0fGetStateRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x11\n\x04seat\x18\x03 \x01(\x05H\x00\x88\x01\x01\x42\x07\n\x05_seat\"6\n\x10GetStateResponse\x12\x11\n\tview_json\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\"K\n\x17ListLegalActionsRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"A\n\x18ListLegalActionsResponse\x12\x14\n\x0c\x61\x63tions_json\x18\x01 \x03(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x32\xbd\x04\n\x0cRulesService\x12M\n\nCreateGame\x12\x1e.croupier.v1.CreateGameRequest\x1a\x1f.croupier.v1.CreateGameResponse\x12G\n\x08JoinSeat\x12\x1c.croupier.v1.JoinSeatRequest\x1a\x1d.croupier.v1.JoinSeatResponse\x12J\n\tLeaveSeat\x12\x1d.croupier.v1.LeaveSeatRequest\x1a\x1e.croupier.v1.LeaveSeatResponse\x12V\n\rHandleCommand\x12!.croupier.v1.HandleCommandRequest\x1a\".croupier.v1.HandleCommandResponse\x12G\n\x08\x46orceEnd\x12\x1c.croupier.v1.ForceEndRequest\x1a\x1d.croupier.v1.ForceEndResponse\x12G\n\x08GetState\x12\x1c.croupier.v1.GetStateRequest\x1a\x1d.croupier.v1.GetStateResponse\x12_\n\x10ListLegalActions\x12$.croupier.v1.ListLegalActionsRequest\x1a%.croupier.v1.ListLegalActionsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63roupier/v1/rules.proto\x12\x0b\x63roupier.v1\"~\n\rCommandResult\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x0f\n\x07version\x18\x04 \x01(\x04\x12\x11\n\tduplicate\x18\x05 \x01(\x08\x12\x13\n\x0b\x65vent_types\x18\x06 \x03(\t\"\xc8\x01\n\x11\x43reateGameRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\r\n\x05seats\x18\x03 \x01(\r\x12<\n\x07options\x18\x04 \x03(\x0b\x32+.croupier.v1.CreateGameRequest.OptionsEntry\x12\x12\n\ncommand_id\x18\x05 \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"S\n\x12\x43reateGameResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\x12\x11\n\tseed_hash\x18\x02 \x01(\t\"\x85\x01\n\x0fJoinSeatRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0e\n\x06player\x18\x04 \x01(\t\x12\x0b\n\x03\x62ot\x18\x05 \x01(\t\x12\x0f\n\x07\x65ntropy\x18\x06 \x01(\t\x12\x12\n\ncommand_id\x18\x07 \x01(\t\">\n\x10JoinSeatResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\"X\n\x10LeaveSeatRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x12\n\ncommand_id\x18\x04 \x01(\t\"?\n\x11LeaveSeatResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\"\xb8\x01\n\x14HandleCommandRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x12\n\ncommand_id\x18\x04 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\x13\n\x0b\x61\x63tion_json\x18\x06 \x01(\t\x12\x11\n\twant_next\x18\x07 \x01(\x08\x42\x13\n\x11_expected_version\"y\n\x15HandleCommandResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\x12&\n\x04next\x18\x02 \x03(\x0b\x32\x18.croupier.v1.SeatActions\x12\x0c\n\x04over\x18\x03 \x01(\x08\"1\n\x0bSeatActions\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x14\n\x0c\x61\x63tions_json\x18\x02 \x03(\t\"Y\n\x0f\x46orceEndRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x12\n\ncommand_id\x18\x04 \x01(\t\">\n\x10\x46orceEndResponse\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.croupier.v1.CommandResult\"Q\n\x0fGetStateRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x11\n\x04seat\x18\x03 \x01(\x05H\x00\x88\x01\x01\x42\x07\n\x05_seat\"6\n\x10GetStateResponse\x12\x11\n\tview_json\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\"K\n\x17ListLegalActionsRequest\x12\x11\n\tgame_type\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"A\n\x18ListLegalActionsResponse\x12\x14\n\x0c\x61\x63tions_json\x18\x01 \x03(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x32\xbd\x04\n\x0cRulesService\x12M\n\nCreateGame\x12\x1e.croupier.v1.CreateGameRequest\x1a\x1f.croupier.v1.CreateGameResponse\x12G\n\x08JoinSeat\x12\x1c.croupier.v1.JoinSeatRequest\x1a\x1d.croupier.v1.JoinSeatResponse\x12J\n\tLeaveSeat\x12\x1d.croupier.v1.LeaveSeatRequest\x1a\x1e.croupier.v1.LeaveSeatResponse\x12V\n\rHandleCommand\x12!.croupier.v1.HandleCommandRequest\x1a\".croupier.v1.HandleCommandResponse\x12G\n\x08\x46orceEnd\x12\x1c.croupier.v1.ForceEndRequest\x1a\x1d.croupier.v1.ForceEndResponse\x12G\n\x08GetState\x12\x1c.croupier.v1.GetStateRequest\x1a\x1d.croupier.v1.GetStateResponse\x12_\n\x10ListLegalActions\x12$.croupier.v1.ListLegalActionsRequest\x1a%.croupier.v1.ListLegalActionsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -50,21 +50,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LEAVESEATRESPONSE']._serialized_start=746
   _globals['_LEAVESEATRESPONSE']._serialized_end=809
   _globals['_HANDLECOMMANDREQUEST']._serialized_start=812
-  _globals['_HANDLECOMMANDREQUEST']._serialized_end=977
-  _globals['_HANDLECOMMANDRESPONSE']._serialized_start=979
-  _globals['_HANDLECOMMANDRESPONSE']._serialized_end=1046
-  _globals['_FORCEENDREQUEST']._serialized_start=1048
-  _globals['_FORCEENDREQUEST']._serialized_end=1137
-  _globals['_FORCEENDRESPONSE']._serialized_start=1139
-  _globals['_FORCEENDRESPONSE']._serialized_end=1201
-  _globals['_GETSTATEREQUEST']._serialized_start=1203
-  _globals['_GETSTATEREQUEST']._serialized_end=1284
-  _globals['_GETSTATERESPONSE']._serialized_start=1286
-  _globals['_GETSTATERESPONSE']._serialized_end=1340
-  _globals['_LISTLEGALACTIONSREQUEST']._serialized_start=1342
-  _globals['_LISTLEGALACTIONSREQUEST']._serialized_end=1417
-  _globals['_LISTLEGALACTIONSRESPONSE']._serialized_start=1419
-  _globals['_LISTLEGALACTIONSRESPONSE']._serialized_end=1484
-  _globals['_RULESSERVICE']._serialized_start=1487
-  _globals['_RULESSERVICE']._serialized_end=2060
+  _globals['_HANDLECOMMANDREQUEST']._serialized_end=996
+  _globals['_HANDLECOMMANDRESPONSE']._serialized_start=998
+  _globals['_HANDLECOMMANDRESPONSE']._serialized_end=1119
+  _globals['_SEATACTIONS']._serialized_start=1121
+  _globals['_SEATACTIONS']._serialized_end=1170
+  _globals['_FORCEENDREQUEST']._serialized_start=1172
+  _globals['_FORCEENDREQUEST']._serialized_end=1261
+  _globals['_FORCEENDRESPONSE']._serialized_start=1263
+  _globals['_FORCEENDRESPONSE']._serialized_end=1325
+  _globals['_GETSTATEREQUEST']._serialized_start=1327
+  _globals['_GETSTATEREQUEST']._serialized_end=1408
+  _globals['_GETSTATERESPONSE']._serialized_start=1410
+  _globals['_GETSTATERESPONSE']._serialized_end=1464
+  _globals['_LISTLEGALACTIONSREQUEST']._serialized_start=1466
+  _globals['_LISTLEGALACTIONSREQUEST']._serialized_end=1541
+  _globals['_LISTLEGALACTIONSRESPONSE']._serialized_start=1543
+  _globals['_LISTLEGALACTIONSRESPONSE']._serialized_end=1608
+  _globals['_RULESSERVICE']._serialized_start=1611
+  _globals['_RULESSERVICE']._serialized_end=2184
 # @@protoc_insertion_point(module_scope)

@@ -94,26 +94,40 @@ class LeaveSeatResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[CommandResult, _Mapping]] = ...) -> None: ...
 
 class HandleCommandRequest(_message.Message):
-    __slots__ = ("game_type", "game_id", "seat", "command_id", "expected_version", "action_json")
+    __slots__ = ("game_type", "game_id", "seat", "command_id", "expected_version", "action_json", "want_next")
     GAME_TYPE_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
     ACTION_JSON_FIELD_NUMBER: _ClassVar[int]
+    WANT_NEXT_FIELD_NUMBER: _ClassVar[int]
     game_type: str
     game_id: str
     seat: int
     command_id: str
     expected_version: int
     action_json: str
-    def __init__(self, game_type: _Optional[str] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., command_id: _Optional[str] = ..., expected_version: _Optional[int] = ..., action_json: _Optional[str] = ...) -> None: ...
+    want_next: bool
+    def __init__(self, game_type: _Optional[str] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., command_id: _Optional[str] = ..., expected_version: _Optional[int] = ..., action_json: _Optional[str] = ..., want_next: _Optional[bool] = ...) -> None: ...
 
 class HandleCommandResponse(_message.Message):
-    __slots__ = ("result",)
+    __slots__ = ("result", "next", "over")
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_FIELD_NUMBER: _ClassVar[int]
+    OVER_FIELD_NUMBER: _ClassVar[int]
     result: CommandResult
-    def __init__(self, result: _Optional[_Union[CommandResult, _Mapping]] = ...) -> None: ...
+    next: _containers.RepeatedCompositeFieldContainer[SeatActions]
+    over: bool
+    def __init__(self, result: _Optional[_Union[CommandResult, _Mapping]] = ..., next: _Optional[_Iterable[_Union[SeatActions, _Mapping]]] = ..., over: _Optional[bool] = ...) -> None: ...
+
+class SeatActions(_message.Message):
+    __slots__ = ("seat", "actions_json")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_JSON_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    actions_json: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, seat: _Optional[int] = ..., actions_json: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ForceEndRequest(_message.Message):
     __slots__ = ("game_type", "game_id", "reason", "command_id")

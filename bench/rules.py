@@ -1,0 +1,333 @@
+"""bench/rules: one rules replica against the local broker, clients in separate processes.
+
+Figures:
+- peak commands/s (closed loop) with 1, 100 and 1,000 games in flight
+- latency p50/p99 at offered loads of 25, 50 and 75 % of the peak, over 1,000 games
+- baselines in the same run: a bare grpc.aio echo (bytes in, bytes out) driven by the same
+  client code, and kafka-python's raw transactional produce of the same records
+Targets: peak >= half the echo's rate; p99 < 50 ms at 50 % of peak.
+
+    python bench/rules.py [--seconds S] [--workers W]   (the stack must be up: croupier stack up)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import write  # noqa: E402
+
+GAME = "expeditions"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+# --- the rules client loop -----------------------------------------------------------
+
+
+async def _setup_games(stub, n: int, rng: random.Random) -> dict:
+    from croupier.v1 import rules_pb2
+
+    games = {}
+
+    async def one():
+        gid = uuid.uuid4().hex
+        await stub.CreateGame(rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2, command_id=f"{gid}c"))
+        await stub.JoinSeat(rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0, command_id=f"{gid}j0"))
+        await stub.JoinSeat(rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=1, command_id=f"{gid}j1"))
+        state = await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+        view = json.loads(state.view_json)
+        seat = view["to_act"][0]
+        legal = await stub.ListLegalActions(rules_pb2.ListLegalActionsRequest(game_type=GAME, game_id=gid, seat=seat))
+        games[gid] = (seat, list(legal.actions_json))
+
+    sem = asyncio.Semaphore(50)
+
+    async def guarded():
+        async with sem:
+            await one()
+
+    await asyncio.gather(*(guarded() for _ in range(n)))
+    return games
+
+
+def rules_worker(address: str, games: int, seconds: float, rate: float, seed: int, out: mp.Queue) -> None:
+    """Drive `games` games; closed loop when rate == 0, else open loop at `rate` commands/s."""
+    import grpc
+
+    from croupier.v1 import rules_pb2, rules_pb2_grpc
+
+    async def main():
+        channel = grpc.aio.insecure_channel(address)
+        stub = rules_pb2_grpc.RulesServiceStub(channel)
+        rng = random.Random(seed)
+        table = await _setup_games(stub, games, rng)
+        latencies: list[float] = []
+        errors = 0
+        done = 0
+        deadline = time.perf_counter() + seconds
+
+        async def step(gid):
+            """One command for game gid; returns the game to go on with (a new one when over)."""
+            nonlocal errors, done
+            seat, actions = table[gid]
+            action = rng.choice(actions)
+            t0 = time.perf_counter()
+            try:
+                r = await stub.HandleCommand(rules_pb2.HandleCommandRequest(
+                    game_type=GAME, game_id=gid, seat=seat, command_id=uuid.uuid4().hex, action_json=action, want_next=True))
+            except grpc.aio.AioRpcError:
+                errors += 1
+                return gid
+            latencies.append(time.perf_counter() - t0)
+            done += 1
+            if r.over or not r.next:
+                table.pop(gid)
+                fresh = await _setup_games(stub, 1, rng)
+                table.update(fresh)
+                return next(iter(fresh))
+            table[gid] = (r.next[0].seat, list(r.next[0].actions_json))
+            return gid
+
+        if rate <= 0:
+            async def loop(gid):
+                while time.perf_counter() < deadline:
+                    gid = await step(gid)
+
+            await asyncio.gather(*(loop(g) for g in list(table)))
+        else:
+            from collections import deque
+
+            idle = deque(table)
+            pending = set()
+            interval = 1.0 / rate
+            nxt = time.perf_counter()
+
+            async def run(g):
+                idle.append(await step(g))
+
+            while time.perf_counter() < deadline:
+                now = time.perf_counter()
+                if now < nxt:
+                    await asyncio.sleep(nxt - now)
+                nxt += interval
+                if not idle:
+                    errors += 1  # offered load that could not be sent: every game busy
+                    continue
+                task = asyncio.create_task(run(idle.popleft()))
+                pending.add(task)
+                task.add_done_callback(pending.discard)
+            if pending:
+                await asyncio.gather(*pending)
+        await channel.close()
+        out.put({"latencies": latencies, "errors": errors, "done": done})
+
+    asyncio.run(main())
+
+
+def echo_server(port_q: mp.Queue) -> None:
+    import grpc
+
+    async def main():
+        server = grpc.aio.server()
+
+        async def echo(request, context):
+            return request
+
+        handler = grpc.method_handlers_generic_handler("bench.Echo", {
+            "Echo": grpc.unary_unary_rpc_method_handler(echo, request_deserializer=None, response_serializer=None)})
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        port_q.put(port)
+        await server.wait_for_termination()
+
+    asyncio.run(main())
+
+
+def echo_worker(address: str, inflight: int, seconds: float, payload: bytes, out: mp.Queue) -> None:
+    import grpc
+
+    async def main():
+        channel = grpc.aio.insecure_channel(address)
+        call = channel.unary_unary("/bench.Echo/Echo")
+        latencies = []
+        deadline = time.perf_counter() + seconds
+
+        async def loop():
+            while time.perf_counter() < deadline:
+                t0 = time.perf_counter()
+                await call(payload)
+                latencies.append(time.perf_counter() - t0)
+
+        await asyncio.gather(*(loop() for _ in range(inflight)))
+        await channel.close()
+        out.put({"latencies": latencies, "errors": 0, "done": len(latencies)})
+
+    asyncio.run(main())
+
+
+def run_workers(target, args_for, workers: int) -> dict:
+    out: mp.Queue = mp.Queue()
+    procs = [mp.Process(target=target, args=(*args_for(i), out)) for i in range(workers)]
+    t0 = time.perf_counter()
+    for p in procs:
+        p.start()
+    results = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    elapsed = time.perf_counter() - t0
+    lat = [x for r in results for x in r["latencies"]]
+    return {"done": sum(r["done"] for r in results), "errors": sum(r["errors"] for r in results), "latencies": lat,
+            "wall": elapsed}
+
+
+def summarize(r: dict, seconds: float) -> dict:
+    lat = r["latencies"]
+    return {
+        "per_s": round(r["done"] / seconds, 1),
+        "errors": r["errors"],
+        "p50_ms": round(pct(lat, 0.50) * 1000, 2),
+        "p99_ms": round(pct(lat, 0.99) * 1000, 2),
+        "max_ms": round(max(lat) * 1000, 2) if lat else None,
+    }
+
+
+def kafka_baseline(bootstrap: str, seconds: float, batch: int, record: bytes) -> dict:
+    from kafka import KafkaProducer
+
+    from croupier.rules.settings import KafkaSettings
+    from croupier.rules.store import ensure_topic
+
+    topic = f"bench.raw.{uuid.uuid4().hex[:8]}"
+    ensure_topic(KafkaSettings(bootstrap=bootstrap, partitions=1), topic)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"bench-{topic}", enable_idempotence=True,
+                             acks="all", linger_ms=0, retry_backoff_ms=2)
+    producer.init_transactions()
+    records = 0
+    txns = 0
+    deadline = time.perf_counter() + seconds
+    t0 = time.perf_counter()
+    while time.perf_counter() < deadline:
+        producer.begin_transaction()
+        for _ in range(batch):
+            producer.send(topic, key=b"game", value=record, partition=0)
+        producer.commit_transaction()
+        records += batch
+        txns += 1
+    elapsed = time.perf_counter() - t0
+    producer.close()
+    return {"records_per_s": round(records / elapsed, 1), "transactions_per_s": round(txns / elapsed, 1), "batch": batch}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--seconds", type=float, default=10)
+    p.add_argument("--workers", type=int, default=2)
+    args = p.parse_args(argv)
+
+    from croupier.rules.settings import KafkaSettings
+
+    kafka = KafkaSettings.from_env()
+    prefix = f"bench{uuid.uuid4().hex[:6]}."
+    env = dict(os.environ, CROUPIER_TOPIC_PREFIX=prefix, CROUPIER_KEY_PREFIX=prefix, CROUPIER_PARTITIONS="8")
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "croupier.cli.main", "serve", "rules", "--game", GAME, "--port", str(port)],
+                              env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    address = f"127.0.0.1:{port}"
+    try:
+        _wait_ready(env, prefix, 8)
+        results: dict = {"game": GAME, "workers": args.workers, "seconds": args.seconds}
+        peaks = {}
+        for inflight in (1, 100, 1000):
+            w = 1 if inflight == 1 else args.workers
+            per = max(1, inflight // w)
+            r = run_workers(rules_worker, lambda i, per=per: (address, per, args.seconds, 0.0, i), w)
+            peaks[inflight] = summarize(r, args.seconds)
+            print(f"rules closed loop, {inflight:>4} games in flight: {peaks[inflight]}", flush=True)
+        results["peak"] = {str(k): v for k, v in peaks.items()}
+        peak = max(v["per_s"] for v in peaks.values())
+        results["peak_commands_per_s"] = peak
+        loads = {}
+        for share in (0.25, 0.5, 0.75):
+            rate = peak * share
+            r = run_workers(rules_worker, lambda i, rate=rate: (address, 1000 // args.workers, args.seconds, rate / args.workers, 100 + i),
+                            args.workers)
+            loads[f"{int(share * 100)}%"] = {"offered_per_s": round(rate, 1), **summarize(r, args.seconds)}
+            print(f"rules open loop at {int(share * 100)}% of peak ({rate:.0f}/s): {loads[f'{int(share * 100)}%']}", flush=True)
+        results["latency_at_load"] = loads
+
+        port_q: mp.Queue = mp.Queue()
+        echo = mp.Process(target=echo_server, args=(port_q,), daemon=True)
+        echo.start()
+        echo_addr = f"127.0.0.1:{port_q.get()}"
+        payload = b"x" * 300
+        r = run_workers(echo_worker, lambda i: (echo_addr, 100 // args.workers, args.seconds, payload), args.workers)
+        results["echo_baseline"] = summarize(r, args.seconds)
+        print(f"bare grpc.aio echo, 100 in flight: {results['echo_baseline']}", flush=True)
+        echo.terminate()
+
+        record = b"x" * 600
+        results["kafka_baseline"] = {
+            "single": kafka_baseline(kafka.bootstrap, args.seconds / 2, 1, record),
+            "batched_50": kafka_baseline(kafka.bootstrap, args.seconds / 2, 50, record),
+        }
+        print(f"raw transactional produce: {results['kafka_baseline']}", flush=True)
+        echo_rate = results["echo_baseline"]["per_s"]
+        results["ratios"] = {
+            "peak_over_echo": round(peak / echo_rate, 3) if echo_rate else None,
+            "target_peak_over_echo": 0.5,
+            "p99_ms_at_50pct": loads["50%"]["p99_ms"],
+            "target_p99_ms_at_50pct": 50,
+        }
+        print(f"peak/echo = {results['ratios']['peak_over_echo']}  p99 at 50% = {loads['50%']['p99_ms']} ms", flush=True)
+        path = write("rules", results)
+        print(f"wrote {path}")
+    finally:
+        server.terminate()
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    return 0
+
+
+def _wait_ready(env, prefix, partitions, timeout=60):
+    import redis
+
+    from croupier.rules.settings import RulesSettings
+
+    url = RulesSettings.from_env(GAME).redis_url
+    r = redis.Redis.from_url(url)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if r.hlen(f"{prefix}croupier:owners:{GAME}") == partitions:
+            return
+        time.sleep(0.2)
+    raise TimeoutError("the rules replica did not take its partitions")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

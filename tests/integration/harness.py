@@ -1,0 +1,94 @@
+"""Run Croupier services as real processes against the test broker and Redis."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import redis as redis_lib
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def service_env(kafka: str, redis_url: str, prefix: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "CROUPIER_KAFKA_BOOTSTRAP": kafka,
+        "CROUPIER_REDIS_URL": redis_url,
+        "CROUPIER_TOPIC_PREFIX": prefix,
+        "CROUPIER_KEY_PREFIX": prefix,
+        "CROUPIER_PARTITIONS": "4",
+        "CROUPIER_KAFKA_SESSION_TIMEOUT_MS": "6000",
+        "CROUPIER_KAFKA_HEARTBEAT_MS": "500",
+        "PYTHONUNBUFFERED": "1",
+    })
+    env.update(extra)
+    return env
+
+
+class Service:
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path):
+        self.args = args
+        self.log_path = log_path
+        self._log = open(log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "croupier.cli.main", *args], env=env, cwd=ROOT,
+                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def tail(self, n: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.alive():
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self, timeout: float = 30) -> None:
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._log.close()
+
+
+def start_rules(game: str, kafka: str, redis_url: str, prefix: str, log_dir: Path, **extra: str) -> tuple[Service, str]:
+    port = free_port()
+    env = service_env(kafka, redis_url, prefix, **extra)
+    svc = Service(["serve", "rules", "--game", game, "--port", str(port)], env, log_dir / f"rules-{game}-{port}.log")
+    return svc, f"127.0.0.1:{port}"
+
+
+def wait_owned(redis_url: str, prefix: str, game: str, partitions: int, timeout: float = 60,
+               services: list[Service] = (), owners: set[str] | None = None) -> dict[str, str]:
+    """Until every partition of the game type has a published owner (among `owners`)."""
+    r = redis_lib.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    while True:
+        table = {k.decode(): v.decode() for k, v in r.hgetall(f"{prefix}croupier:owners:{game}").items()}
+        if len(table) == partitions and (owners is None or set(table.values()) <= owners):
+            return table
+        for svc in services:
+            if not svc.alive():
+                raise RuntimeError(f"service died:\n{svc.tail()}")
+        if time.monotonic() > deadline:
+            logs = "\n---\n".join(s.tail() for s in services)
+            raise TimeoutError(f"owners of {game} not all published: {table}\n{logs}")
+        time.sleep(0.2)

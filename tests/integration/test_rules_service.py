@@ -1,0 +1,266 @@
+"""The rules service against the real broker: one writer per game, fencing, failover,
+idempotent retries, timers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+import uuid
+
+import grpc
+import pytest
+
+from croupier.rules.client import RulesClient
+from croupier.rules.errors import from_rpc_error
+from croupier.rules.settings import KafkaSettings
+from croupier.rules.store import PartitionWriter, partition_for
+from croupier.v1 import rules_pb2, rules_pb2_grpc
+from harness import start_rules, wait_owned
+from rules_driver import check_log, play, read_log
+
+GAME = "expeditions"
+PARTITIONS = 4
+
+
+@pytest.fixture
+def prefix(redis_prefix):
+    return redis_prefix
+
+
+@pytest.fixture
+def services(tmp_path):
+    started = []
+    yield started
+    for svc in started:
+        svc.stop()
+
+
+def topic(prefix: str) -> str:
+    return f"{prefix}croupier.events.{GAME}"
+
+
+def launch(services, kafka, redis_url, prefix, tmp_path, **extra):
+    svc, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path, **extra)
+    services.append(svc)
+    return svc, addr
+
+
+def test_commands_are_answered_after_commit_and_retries_append_nothing(kafka, redis_url, prefix, services, tmp_path):
+    svc, addr = launch(services, kafka, redis_url, prefix, tmp_path)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[svc])
+
+    async def main():
+        client = RulesClient(addr)
+        acked = {}
+        gid = uuid.uuid4().hex
+        await play(client, GAME, gid, 2, 10, acked, random.Random(1))
+        # The same command_id again: the original result, nothing appended.
+        last_cid = f"{gid}:m9" if f"{gid}:m9" in acked else sorted(acked)[-1]
+        before = read_log(kafka, topic(prefix), PARTITIONS)[gid]
+        state = await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+        view = json.loads(state.view_json)
+        seat = view["to_act"][0]
+        legal = await client.call("ListLegalActions", rules_pb2.ListLegalActionsRequest(game_type=GAME, game_id=gid, seat=seat))
+        request = rules_pb2.HandleCommandRequest(game_type=GAME, game_id=gid, seat=seat, command_id="retry-me",
+                                                 action_json=legal.actions_json[0])
+        first = await client.call("HandleCommand", request)
+        again = await client.call("HandleCommand", request)
+        after = read_log(kafka, topic(prefix), PARTITIONS)[gid]
+        await client.close()
+        return acked, before, after, first, again, last_cid
+
+    acked, before, after, first, again, _ = asyncio.run(main())
+    assert again.result.duplicate and not first.result.duplicate
+    assert (again.result.first_seq, again.result.last_seq) == (first.result.first_seq, first.result.last_seq)
+    assert len(after) == len(before) + (first.result.last_seq - first.result.first_seq + 1)
+    assert check_log({after[0].game_id: after}, acked) == []
+
+
+def test_version_conflicts_and_illegal_moves_are_typed_rejections(kafka, redis_url, prefix, services, tmp_path):
+    svc, addr = launch(services, kafka, redis_url, prefix, tmp_path)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[svc])
+
+    async def main():
+        client = RulesClient(addr)
+        gid = uuid.uuid4().hex
+        await play(client, GAME, gid, 2, 0, {}, random.Random(2))
+        stub = client.stub()
+        state = await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+        seat = json.loads(state.view_json)["to_act"][0]
+        legal = await stub.ListLegalActions(rules_pb2.ListLegalActionsRequest(game_type=GAME, game_id=gid, seat=seat))
+        out = {}
+        cases = {
+            "conflict": dict(seat=seat, action_json=legal.actions_json[0], expected_version=state.version - 1),
+            "wrong_seat": dict(seat=1 - seat, action_json=legal.actions_json[0]),
+            "malformed": dict(seat=seat, action_json="{not json"),
+            "unknown_type": dict(seat=seat, action_json='{"type":"TakeEverything"}'),
+        }
+        for name, fields in cases.items():
+            try:
+                await stub.HandleCommand(rules_pb2.HandleCommandRequest(game_type=GAME, game_id=gid, command_id=name, **fields))
+                out[name] = None
+            except grpc.aio.AioRpcError as error:
+                out[name] = (error.code(), from_rpc_error(error)[0].kind)
+        try:
+            await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id="no-such-game"))
+        except grpc.aio.AioRpcError as error:
+            out["missing"] = (error.code(), from_rpc_error(error)[0].kind)
+        after = await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+        await client.close()
+        return out, state.version, after.version
+
+    out, v_before, v_after = asyncio.run(main())
+    assert out["conflict"] == (grpc.StatusCode.ABORTED, "conflict")
+    assert out["wrong_seat"][0] == grpc.StatusCode.FAILED_PRECONDITION
+    assert out["malformed"] == (grpc.StatusCode.INVALID_ARGUMENT, "malformed")
+    assert out["unknown_type"] == (grpc.StatusCode.INVALID_ARGUMENT, "malformed")
+    assert out["missing"][0] in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE)
+    assert v_after == v_before, "a rejected command changed the game"
+
+
+def test_two_replicas_rebalance_under_load_lose_nothing(kafka, redis_url, prefix, services, tmp_path):
+    a, addr_a = launch(services, kafka, redis_url, prefix, tmp_path)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[a])
+    acked: dict = {}
+
+    async def main():
+        client = RulesClient([addr_a], deadline_s=40)
+        games = [uuid.uuid4().hex for _ in range(8)]
+        tasks = [asyncio.create_task(play(client, GAME, g, 2, 40, acked, random.Random(i), pause=0.02))
+                 for i, g in enumerate(games)]
+        await asyncio.sleep(1.5)
+        b, addr_b = launch(services, kafka, redis_url, prefix, tmp_path)
+        client.seeds.append(addr_b)
+        loop = asyncio.get_running_loop()
+        # Forced rebalance: B joins and takes partitions while commands stream in.
+        await loop.run_in_executor(None, lambda: _wait_shared(redis_url, prefix, {addr_a, addr_b}, [a, b]))
+        await asyncio.sleep(1.0)
+        # And again: B leaves gracefully.
+        await loop.run_in_executor(None, b.stop)
+        made = await asyncio.gather(*tasks)
+        await client.close()
+        return games, made
+
+    games, made = asyncio.run(main())
+    assert sum(made) > 100
+    log = read_log(kafka, topic(prefix), PARTITIONS)
+    assert set(games) <= set(log)
+    assert check_log(log, acked) == []
+
+
+def _wait_shared(redis_url, prefix, addrs, svcs, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        owners = wait_owned(redis_url, prefix, GAME, PARTITIONS, services=svcs, timeout=timeout)
+        if set(owners.values()) == addrs:
+            return owners
+        time.sleep(0.3)
+    raise TimeoutError("partitions were never shared by both replicas")
+
+
+def test_a_replica_killed_mid_stream_hands_its_games_to_the_other(kafka, redis_url, prefix, services, tmp_path):
+    a, addr_a = launch(services, kafka, redis_url, prefix, tmp_path)
+    b, addr_b = launch(services, kafka, redis_url, prefix, tmp_path)
+    _wait_shared(redis_url, prefix, {addr_a, addr_b}, [a, b])
+    acked: dict = {}
+
+    async def main():
+        client = RulesClient([addr_a, addr_b], deadline_s=60)
+        games = [uuid.uuid4().hex for _ in range(8)]
+        tasks = [asyncio.create_task(play(client, GAME, g, 2, 30, acked, random.Random(i), pause=0.02))
+                 for i, g in enumerate(games)]
+        await asyncio.sleep(2.0)
+        b.kill()  # SIGKILL: no goodbye to the group
+        made = await asyncio.gather(*tasks)
+        await client.close()
+        return games, made
+
+    games, made = asyncio.run(main())
+    owners = wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[a])
+    assert set(owners.values()) == {addr_a}
+    assert all(m == 30 or m > 0 for m in made)
+    log = read_log(kafka, topic(prefix), PARTITIONS)
+    assert check_log(log, acked) == []
+    # Every game of the killed replica went on after the kill.
+    assert all(len(log[g]) > 10 for g in games)
+
+
+def test_a_zombie_writer_is_fenced_and_its_command_fails(kafka, redis_url, prefix, services, tmp_path):
+    a, addr_a = launch(services, kafka, redis_url, prefix, tmp_path)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[a])
+
+    async def setup():
+        client = RulesClient(addr_a)
+        gid = uuid.uuid4().hex
+        await play(client, GAME, gid, 2, 3, {}, random.Random(3))
+        await client.close()
+        return gid
+
+    gid = asyncio.run(setup())
+    partition = partition_for(gid, PARTITIONS)
+    # A new writer for that partition (as a new owner would create) fences replica A.
+    usurper = PartitionWriter(KafkaSettings(bootstrap=kafka), topic(prefix), partition)
+    before = len(read_log(kafka, topic(prefix), PARTITIONS)[gid])
+
+    async def attempt():
+        channel = grpc.aio.insecure_channel(addr_a)
+        stub = rules_pb2_grpc.RulesServiceStub(channel)
+        state = await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+        seat = json.loads(state.view_json)["to_act"][0]
+        legal = await stub.ListLegalActions(rules_pb2.ListLegalActionsRequest(game_type=GAME, game_id=gid, seat=seat))
+        try:
+            await stub.HandleCommand(rules_pb2.HandleCommandRequest(game_type=GAME, game_id=gid, seat=seat,
+                                                                     command_id="zombie", action_json=legal.actions_json[0]))
+            return None
+        except grpc.aio.AioRpcError as error:
+            return error.code(), from_rpc_error(error)[0]
+        finally:
+            await channel.close()
+
+    outcome = asyncio.run(attempt())
+    usurper.close()
+    assert outcome is not None, "the fenced replica acknowledged a command"
+    assert outcome[0] == grpc.StatusCode.UNAVAILABLE and outcome[1].kind == "not_owner"
+    after = read_log(kafka, topic(prefix), PARTITIONS)[gid]
+    assert len(after) == before and all(e.command_id != "zombie" for e in after)
+
+
+def test_turn_clock_fires_through_the_service_and_survives_failover(kafka, redis_url, prefix, services, tmp_path):
+    a, addr_a = launch(services, kafka, redis_url, prefix, tmp_path)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[a])
+
+    async def main():
+        client = RulesClient(addr_a, deadline_s=30)
+        gid = uuid.uuid4().hex
+        await client.call("CreateGame", rules_pb2.CreateGameRequest(
+            game_type=GAME, game_id=gid, seats=2, command_id="c", options={"turn_clock_ms": "1500"}))
+        for s in range(2):
+            await client.call("JoinSeat", rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=s, command_id=f"j{s}"))
+        start = (await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))).version
+        await asyncio.sleep(4.5)
+        mid = (await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))).version
+        await client.close()
+        return gid, start, mid
+
+    gid, start, mid = asyncio.run(main())
+    assert mid > start, "no clock move was made while nobody played"
+    # Kill the owner; a new replica rebuilds the game from the log and keeps its clock.
+    a.kill()
+    b, addr_b = launch(services, kafka, redis_url, prefix, tmp_path)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[b], owners={addr_b}, timeout=60)
+
+    async def later():
+        client = RulesClient(addr_b, deadline_s=30)
+        v1 = (await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))).version
+        await asyncio.sleep(4.0)
+        v2 = (await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))).version
+        await client.close()
+        return v1, v2
+
+    v1, v2 = asyncio.run(later())
+    assert v1 >= mid and v2 > v1
+    log = read_log(kafka, topic(prefix), PARTITIONS)[gid]
+    assert [e.seq for e in log] == list(range(1, len(log) + 1))
+    assert any(e.cause and e.cause["command"]["type"] == "Tick" for e in log)

@@ -1,0 +1,126 @@
+"""Start the services as processes: a rules replica per game type, the projector and the
+gateway, against a running Kafka and Redis. Used by `croupier demo` (`make run`) and by
+the end-to-end tests; each service logs to its own file under `log_dir`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import httpx
+import redis as redis_lib
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Process:
+    def __init__(self, name: str, args: list[str], env: Mapping[str, str], log_path: Path):
+        self.name = name
+        self.log_path = log_path
+        self._log = open(log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "croupier.cli.main", *args], env=dict(env),
+                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def tail(self, n: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+    def terminate(self) -> None:
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+
+    def wait(self, timeout: float) -> None:
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        self._log.close()
+
+
+class Launcher:
+    """The services of one Croupier, started and stopped together."""
+
+    def __init__(self, env: Mapping[str, str], log_dir: Path, *, http_port: int = 0, grpc_port: int = 0):
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.http_port = http_port or free_port()
+        self.grpc_port = grpc_port or free_port()
+        self.processes: list[Process] = []
+        self.prefix = self.env.get("CROUPIER_KEY_PREFIX", "")
+        port = self.env.get("CROUPIER_REDIS_PORT", "16379")
+        self.redis_url = self.env.get("CROUPIER_REDIS_URL") or f"redis://127.0.0.1:{port}/0"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def grpc_address(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def _start(self, name: str, args: list[str], **extra: str) -> Process:
+        process = Process(name, args, {**self.env, **extra}, self.log_dir / f"{name}.log")
+        self.processes.append(process)
+        return process
+
+    def start(self, games: Iterable[str]) -> None:
+        self.games = list(games)
+        for game in self.games:
+            self._start(f"rules-{game}", ["serve", "rules", "--game", game, "--port", str(free_port())])
+        self._start("projector", ["serve", "projector"])
+        self._start("gateway", ["serve", "gateway", "--port", str(self.http_port), "--grpc-port", str(self.grpc_port)])
+
+    def wait_ready(self, timeout_s: float = 90.0) -> None:
+        """Until every game type's partitions all have an owner and the gateway answers."""
+        r = redis_lib.Redis.from_url(self.redis_url)
+        deadline = time.monotonic() + timeout_s
+        pending = set(self.games)
+        try:
+            while True:
+                for p in self.processes:
+                    if not p.alive():
+                        raise RuntimeError(f"{p.name} exited:\n{p.tail()}")
+                for game in list(pending):
+                    count = r.get(f"{self.prefix}croupier:partitions:{game}")
+                    owned = r.hlen(f"{self.prefix}croupier:owners:{game}")
+                    if count and owned >= int(count):
+                        pending.discard(game)
+                if not pending:
+                    try:
+                        if httpx.get(f"{self.http_url}/healthz", timeout=2).status_code == 200:
+                            return
+                    except httpx.HTTPError:
+                        pass
+                if time.monotonic() > deadline:
+                    logs = "\n---\n".join(f"{p.name}:\n{p.tail(15)}" for p in self.processes)
+                    raise TimeoutError(f"services not ready after {timeout_s} s (waiting for {sorted(pending)})\n{logs}")
+                time.sleep(0.25)
+        finally:
+            r.close()
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        # The gateway first (no new commands), then the rules replicas and the projector.
+        for p in reversed(self.processes):
+            p.terminate()
+        deadline = time.monotonic() + timeout_s
+        for p in self.processes:
+            p.wait(max(0.5, deadline - time.monotonic()))
+        self.processes.clear()

@@ -66,9 +66,12 @@ $(KAFKA_STAMP): $(KAFKA_DIR)/pom.xml
 
 run: setup
 	@$(CROUPIER) stack up
-	@if [ -n "$(RUN_SERVICES)" ]; then $(RUN_SERVICES); else \
-		echo "The services (rules, projector, gateway) are not built yet; this target will start them."; \
-		echo "The stack keeps running: 'make status' to look, 'make down' to stop it."; fi
+ifneq ($(strip $(RUN_SERVICES)),)
+	$(RUN_SERVICES)
+else
+	@echo "The services (rules, projector, gateway) are not built yet; this target will start them."
+	@echo "The stack keeps running: 'make status' to look, 'make down' to stop it."
+endif
 
 up: setup
 	@$(CROUPIER) stack up

@@ -57,19 +57,22 @@ def _stack_processes(state_dir: Path, pids: set[int]) -> list[psutil.Process]:
     return found
 
 
-def test_up_status_down_on_own_ports(tmp_path: Path) -> None:
-    kafka_port, controller_port, redis_port = free_ports(3)
-    state_dir = tmp_path / "state"
-    env = {
-        **os.environ,
+def _own_stack(state_dir: Path) -> tuple[dict[str, str], tuple[int, int, int]]:
+    ports = kafka_port, controller_port, redis_port = tuple(free_ports(3))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CROUPIER_")}
+    env.update({
         "CROUPIER_STATE_DIR": str(state_dir),
         "CROUPIER_KAFKA_PORT": str(kafka_port),
         "CROUPIER_KAFKA_CONTROLLER_PORT": str(controller_port),
         "CROUPIER_REDIS_PORT": str(redis_port),
         "CROUPIER_REDIS_PERSIST": "false",
-    }
-    env.pop("CROUPIER_KAFKA_BOOTSTRAP", None)
-    env.pop("CROUPIER_REDIS_URL", None)
+    })
+    return env, ports
+
+
+def test_up_status_down_on_own_ports(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    env, (kafka_port, controller_port, redis_port) = _own_stack(state_dir)
     pids: set[int] = set()
     _adopt_orphans()
     try:
@@ -110,17 +113,10 @@ def test_up_status_down_on_own_ports(tmp_path: Path) -> None:
     assert not (state_dir / "kafka" / "kafka.pid").exists()
 
 
-def test_up_fails_with_the_log_when_a_port_is_taken(tmp_path: Path) -> None:
+def test_up_refuses_a_taken_port_and_starts_nothing(tmp_path: Path) -> None:
     import socket
 
-    kafka_port, controller_port, redis_port = free_ports(3)
-    env = {
-        **os.environ,
-        "CROUPIER_STATE_DIR": str(tmp_path / "state"),
-        "CROUPIER_KAFKA_PORT": str(kafka_port),
-        "CROUPIER_KAFKA_CONTROLLER_PORT": str(controller_port),
-        "CROUPIER_REDIS_PORT": str(redis_port),
-    }
+    env, (_, _, redis_port) = _own_stack(tmp_path / "state")
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", redis_port))
         squatter.listen()
@@ -128,3 +124,17 @@ def test_up_fails_with_the_log_when_a_port_is_taken(tmp_path: Path) -> None:
     assert up.returncode == 1
     assert f"127.0.0.1:{redis_port} (for redis) is taken" in up.stderr
     assert _stack_processes(tmp_path / "state", set()) == []
+
+
+def test_up_that_times_out_shows_the_log_and_leaves_nothing_running(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    env, _ = _own_stack(state_dir)
+    _adopt_orphans()
+    up = _run(env, "up", "--only", "kafka", "--timeout", "0.5")
+    assert up.returncode == 1
+    assert "kafka not ready after" in up.stderr
+    assert "--- last lines of" in up.stderr
+    assert not (state_dir / "kafka" / "kafka.pid").exists()
+    for child in psutil.Process().children():
+        _reap({child.pid})
+    assert _stack_processes(state_dir, set()) == []

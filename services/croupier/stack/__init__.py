@@ -8,8 +8,10 @@ Everything lives under ``StackSettings.state_dir`` (default ``.croupier/``).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -17,7 +19,7 @@ import psutil
 
 from croupier.config import StackSettings
 from croupier.stack.kafka import KafkaNode
-from croupier.stack.process import PidFile, is_alive, port_free, stop, tail
+from croupier.stack.process import PidFile, StackError, is_alive, port_free, stop, tail
 from croupier.stack.redis import RedisNode
 
 COMPONENTS = ("kafka", "redis")
@@ -38,10 +40,6 @@ class Node(Protocol):
     def preflight(self) -> list[str]: ...
     def start(self) -> psutil.Process: ...
     def probe(self) -> bool: ...
-
-
-class StackError(RuntimeError):
-    """The stack could not be brought up (or down); the message says why, with log lines."""
 
 
 @dataclass(frozen=True)
@@ -81,13 +79,25 @@ def _log_tails(node: Node, lines: int = 25) -> str:
     return "\n".join(out) if out else f"(no log lines from {node.name})"
 
 
+@contextlib.contextmanager
+def _exclusive(settings: StackSettings) -> Iterator[None]:
+    """One `up` or `down` at a time per state directory (two shells, two make targets)."""
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(settings.state_dir / "stack.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def up(settings: StackSettings, components: Iterable[str] = COMPONENTS, timeout: float | None = None) -> UpReport:
     """Start the components that are not running and wait until all of them answer."""
-    timeout = settings.start_timeout if timeout is None else timeout
+    selected = nodes(settings, components)
+    with _exclusive(settings):
+        return _up(settings, selected, settings.start_timeout if timeout is None else timeout)
+
+
+def _up(settings: StackSettings, selected: list[Node], timeout: float) -> UpReport:
     began = time.monotonic()
     report = UpReport()
-    selected = nodes(settings, components)
-    settings.state_dir.mkdir(parents=True, exist_ok=True)
 
     to_start: list[Node] = []
     for node in selected:
@@ -152,14 +162,18 @@ def _wait_ready(selected: list[Node], started: dict[str, psutil.Process], began:
 def down(settings: StackSettings, components: Iterable[str] = COMPONENTS) -> dict[str, str]:
     """Stop the components this stack started; returns what happened to each."""
     outcome: dict[str, str] = {}
-    # Kafka first, while Redis still serves anything that flushes on the way down.
-    for node in sorted(nodes(settings, components), key=lambda n: n.name != "kafka"):
-        process = node.pidfile.owned_process()
-        if process is None:
-            outcome[node.name] = "stale pid file removed" if node.pidfile.exists() else "not running"
-        else:
-            outcome[node.name] = stop(process, settings.stop_timeout)
-        node.pidfile.remove()
+    selected = nodes(settings, components)
+    if not settings.state_dir.exists():
+        return {node.name: "not running" for node in selected}
+    with _exclusive(settings):
+        # Kafka first, while Redis still serves anything that flushes on the way down.
+        for node in sorted(selected, key=lambda n: n.name != "kafka"):
+            process = node.pidfile.owned_process()
+            if process is None:
+                outcome[node.name] = "stale pid file removed" if node.pidfile.exists() else "not running"
+            else:
+                outcome[node.name] = stop(process, settings.stop_timeout)
+            node.pidfile.remove()
     return outcome
 
 

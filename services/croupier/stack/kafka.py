@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 
 from croupier.config import StackSettings
-from croupier.stack.process import PidFile, port_open, spawn
+from croupier.stack.process import PidFile, StackError, port_open, spawn
 
 NODE_ID = 1
 
@@ -133,7 +133,7 @@ class KafkaNode:
         )
         result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
-            raise RuntimeError(
+            raise StackError(
                 "formatting the Kafka storage failed:\n" + (result.stdout + result.stderr).strip()[-4000:]
             )
         self.format_marker.write_text(json.dumps({**wanted, "cluster_id": cluster_id}) + "\n")

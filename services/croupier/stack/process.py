@@ -18,6 +18,11 @@ from pathlib import Path
 
 import psutil
 
+
+class StackError(RuntimeError):
+    """The stack could not be brought up (or down); the message says why, with log lines."""
+
+
 # Two reads of one process's creation time agree to the clock tick; allow some slack.
 _CREATE_TIME_SLACK = 0.05
 

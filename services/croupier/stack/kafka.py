@@ -1,15 +1,13 @@
 """A single-node Apache Kafka 4.x (KRaft: broker and controller in one JVM) run from the jars.
 
 `make setup` fetches the jars into deploy/kafka/lib with Maven. The configuration is
-generated from the settings on every start; the storage is formatted once (standalone
-controller quorum) and formatted again only if the controller's address changed, which a
-single-node quorum cannot follow.
+generated from the settings on every start; the storage is formatted on the first start
+(a standalone controller quorum).
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import shlex
 import shutil
@@ -34,7 +32,6 @@ class KafkaNode:
         self.data_dir = self.root / "data"
         self.logs_dir = self.root / "logs"
         self.config_path = self.root / "server.properties"
-        self.format_marker = self.root / "formatted.json"
         self.pidfile = PidFile(self.root / "kafka.pid")
         self.lib_dir = settings.kafka_dir / "lib"
         self.log4j_config = settings.kafka_dir / "log4j2.xml"
@@ -115,17 +112,14 @@ class KafkaNode:
         ]
 
     def _format_storage(self) -> None:
-        wanted = {"node_id": NODE_ID, "controller": f"{self.settings.host}:{self.settings.kafka_controller_port}"}
-        try:
-            marker = json.loads(self.format_marker.read_text())
-        except (FileNotFoundError, ValueError):
-            marker = None
-        if marker is not None and {k: marker.get(k) for k in wanted} == wanted and (self.data_dir / "meta.properties").exists():
+        """Format the log directory once (a new cluster id, a standalone controller quorum).
+
+        Later starts reuse it, also with other ports: the controller updates its own
+        endpoint in the quorum when it starts (KIP-853).
+        """
+        if (self.data_dir / "meta.properties").exists():
             return
-        if self.data_dir.exists():
-            # The standalone quorum recorded the old controller address: start a new cluster.
-            shutil.rmtree(self.data_dir)
-        self.data_dir.mkdir(parents=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         argv = self._java(
             "kafka.tools.StorageTool", "format", "--standalone", "-t", cluster_id,
@@ -136,7 +130,6 @@ class KafkaNode:
             raise StackError(
                 "formatting the Kafka storage failed:\n" + (result.stdout + result.stderr).strip()[-4000:]
             )
-        self.format_marker.write_text(json.dumps({**wanted, "cluster_id": cluster_id}) + "\n")
 
     def start(self) -> psutil.Process:
         self.root.mkdir(parents=True, exist_ok=True)

@@ -10,9 +10,13 @@ import argparse
 import importlib
 import sys
 
+from croupier import log
+from croupier.config import ConfigError
+
 # Modules of croupier.cli that register sub-commands, in the order `--help` lists them.
 COMMAND_MODULES = [
     "games",
+    "stack",
     "serve",
     "projector",
 ]
@@ -35,7 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        log.configure_cli()
         return int(args.func(args) or 0)
+    except ConfigError as exc:
+        print(f"croupier: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

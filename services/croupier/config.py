@@ -1,0 +1,216 @@
+"""Typed settings read from ``CROUPIER_*`` environment variables.
+
+Every process builds its settings once, at start, with ``<Settings>.from_env()``; nothing else
+reads the environment. The defaults work on a laptop: the local stack listens on 127.0.0.1
+on ports that do not clash with the usual ones (19092, 19093, 16379), and clients find it
+there. A bad value fails at once with a :class:`ConfigError` that names the variable.
+
+Services compose their own settings object from the pieces here (``KafkaSettings``,
+``RedisSettings``, ``LogSettings``) plus their own fields.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PREFIX = "CROUPIER_"
+
+DEFAULT_KAFKA_PORT = 19092
+DEFAULT_KAFKA_CONTROLLER_PORT = 19093
+DEFAULT_REDIS_PORT = 16379
+DEFAULT_HOST = "127.0.0.1"
+
+# The repository root, when croupier runs from a checkout (the editable install): the
+# local stack finds deploy/kafka there.
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class ConfigError(ValueError):
+    """A CROUPIER_* variable holds a value that cannot be used."""
+
+
+class Env:
+    """Reads typed values from an environment mapping, naming the variable on error."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._environ = os.environ if environ is None else environ
+
+    def raw(self, name: str) -> str | None:
+        value = self._environ.get(PREFIX + name)
+        if value is None or value.strip() == "":
+            return None
+        return value.strip()
+
+    def _fail(self, name: str, value: str, expected: str) -> ConfigError:
+        return ConfigError(f"{PREFIX}{name}={value!r} is not valid: expected {expected}")
+
+    def str(self, name: str, default: str) -> str:
+        value = self.raw(name)
+        return default if value is None else value
+
+    def int(self, name: str, default: int, *, low: int | None = None, high: int | None = None) -> int:
+        value = self.raw(name)
+        if value is None:
+            return default
+        try:
+            number = int(value)
+        except ValueError:
+            raise self._fail(name, value, "an integer") from None
+        if (low is not None and number < low) or (high is not None and number > high):
+            raise self._fail(name, value, f"an integer in [{low}, {high}]")
+        return number
+
+    def float(self, name: str, default: float, *, above: float = 0.0) -> float:
+        value = self.raw(name)
+        if value is None:
+            return default
+        try:
+            number = float(value)
+        except ValueError:
+            raise self._fail(name, value, "a number") from None
+        if not number > above:
+            raise self._fail(name, value, f"a number greater than {above}")
+        return number
+
+    def port(self, name: str, default: int) -> int:
+        return self.int(name, default, low=1, high=65535)
+
+    def bool(self, name: str, default: bool) -> bool:
+        value = self.raw(name)
+        if value is None:
+            return default
+        lowered = value.lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise self._fail(name, value, "true or false")
+
+    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self.raw(name)
+        if value is None:
+            return default
+        if value.lower() not in choices:
+            raise self._fail(name, value, "one of " + ", ".join(choices))
+        return value.lower()
+
+    def path(self, name: str, default: Path) -> Path:
+        value = self.raw(name)
+        return (Path(value) if value is not None else default).expanduser().absolute()
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    level: str = "info"
+    format: str = "json"  # json lines for services, console for people
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, default_format: str = "json") -> LogSettings:
+        env = Env(environ)
+        return cls(
+            level=env.choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
+            format=env.choice("LOG_FORMAT", default_format, ("json", "console")),
+        )
+
+
+@dataclass(frozen=True)
+class KafkaSettings:
+    """Where clients find Kafka."""
+
+    bootstrap_servers: str = f"{DEFAULT_HOST}:{DEFAULT_KAFKA_PORT}"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> KafkaSettings:
+        env = Env(environ)
+        port = env.port("KAFKA_PORT", DEFAULT_KAFKA_PORT)
+        bootstrap = env.str("KAFKA_BOOTSTRAP", f"{DEFAULT_HOST}:{port}")
+        for server in bootstrap.split(","):
+            if not re.fullmatch(r"[^\s:,]+:\d{1,5}", server.strip()):
+                raise ConfigError(
+                    f"{PREFIX}KAFKA_BOOTSTRAP={bootstrap!r} is not valid: expected host:port[,host:port...]"
+                )
+        return cls(bootstrap_servers=bootstrap)
+
+
+@dataclass(frozen=True)
+class RedisSettings:
+    """Where clients find Redis."""
+
+    url: str = f"redis://{DEFAULT_HOST}:{DEFAULT_REDIS_PORT}/0"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> RedisSettings:
+        env = Env(environ)
+        port = env.port("REDIS_PORT", DEFAULT_REDIS_PORT)
+        url = env.str("REDIS_URL", f"redis://{DEFAULT_HOST}:{port}/0")
+        if not re.match(r"^(redis|rediss|unix)://", url):
+            raise ConfigError(f"{PREFIX}REDIS_URL={url!r} is not valid: expected redis://host:port/db")
+        return cls(url=url)
+
+
+def _default_kafka_dir() -> Path:
+    in_checkout = _REPO_ROOT / "deploy" / "kafka"
+    return in_checkout if in_checkout.is_dir() else Path.cwd() / "deploy" / "kafka"
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    """The local stack of `croupier stack`: one Kafka (KRaft) and one Redis process."""
+
+    state_dir: Path
+    kafka_dir: Path  # holds pom.xml, log4j2.xml and lib/ (the jars `make setup` fetched)
+    host: str = DEFAULT_HOST
+    kafka_port: int = DEFAULT_KAFKA_PORT
+    kafka_controller_port: int = DEFAULT_KAFKA_CONTROLLER_PORT
+    redis_port: int = DEFAULT_REDIS_PORT
+    kafka_heap: str = "512m"
+    kafka_jvm_opts: str = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError"
+    java: str = "java"
+    redis_server: str = "redis-server"
+    redis_persist: bool = True  # append-only file under the state dir; tests turn it off
+    start_timeout: float = 60.0
+    stop_timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        ports = {
+            "KAFKA_PORT": self.kafka_port,
+            "KAFKA_CONTROLLER_PORT": self.kafka_controller_port,
+            "REDIS_PORT": self.redis_port,
+        }
+        if len(set(ports.values())) != len(ports):
+            listed = ", ".join(f"{PREFIX}{k}={v}" for k, v in ports.items())
+            raise ConfigError(f"the stack's ports must differ: {listed}")
+        if not re.fullmatch(r"\d+[kKmMgG]?", self.kafka_heap):
+            raise ConfigError(f"{PREFIX}KAFKA_HEAP={self.kafka_heap!r} is not valid: expected a JVM size like 512m")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> StackSettings:
+        env = Env(environ)
+        defaults = cls(state_dir=Path(".croupier"), kafka_dir=Path("deploy/kafka"))
+        return cls(
+            state_dir=env.path("STATE_DIR", Path(".croupier")),
+            kafka_dir=env.path("KAFKA_DIR", _default_kafka_dir()),
+            host=env.str("STACK_HOST", defaults.host),
+            kafka_port=env.port("KAFKA_PORT", defaults.kafka_port),
+            kafka_controller_port=env.port("KAFKA_CONTROLLER_PORT", defaults.kafka_controller_port),
+            redis_port=env.port("REDIS_PORT", defaults.redis_port),
+            kafka_heap=env.str("KAFKA_HEAP", defaults.kafka_heap),
+            kafka_jvm_opts=env.str("KAFKA_JVM_OPTS", defaults.kafka_jvm_opts),
+            java=env.str("JAVA", defaults.java),
+            redis_server=env.str("REDIS_SERVER", defaults.redis_server),
+            redis_persist=env.bool("REDIS_PERSIST", defaults.redis_persist),
+            start_timeout=env.float("STACK_START_TIMEOUT", defaults.start_timeout),
+            stop_timeout=env.float("STACK_STOP_TIMEOUT", defaults.stop_timeout),
+        )
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        return f"{self.host}:{self.kafka_port}"
+
+    @property
+    def redis_url(self) -> str:
+        return f"redis://{self.host}:{self.redis_port}/0"

@@ -1,0 +1,191 @@
+"""The local stack: real Apache Kafka (KRaft, from the jars) and real Redis, as plain processes.
+
+``up`` starts what is not running yet and returns once a Kafka client gets broker metadata
+and Redis answers PING; ``down`` stops only the processes that ``up`` started (named by pid
+files under the state directory and checked to be the same processes); ``status`` reports.
+Everything lives under ``StackSettings.state_dir`` (default ``.croupier/``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import psutil
+
+from croupier.config import StackSettings
+from croupier.stack.kafka import KafkaNode
+from croupier.stack.process import PidFile, StackError, is_alive, port_free, stop, tail
+from croupier.stack.redis import RedisNode
+
+COMPONENTS = ("kafka", "redis")
+
+__all__ = ["COMPONENTS", "ComponentStatus", "StackError", "UpReport", "down", "nodes", "status", "up"]
+
+
+class Node(Protocol):
+    name: str
+    pidfile: PidFile
+
+    @property
+    def ports(self) -> list[int]: ...
+    @property
+    def endpoint(self) -> str: ...
+    @property
+    def log_files(self) -> list: ...
+    def preflight(self) -> list[str]: ...
+    def start(self) -> psutil.Process: ...
+    def probe(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ComponentStatus:
+    name: str
+    state: str  # running | stopped
+    pid: int | None
+    endpoint: str
+    ready: bool
+    note: str = ""
+
+
+@dataclass
+class UpReport:
+    started: list[str] = field(default_factory=list)
+    already_running: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    ready_after: dict[str, float] = field(default_factory=dict)
+
+
+def nodes(settings: StackSettings, components: Iterable[str] = COMPONENTS) -> list[Node]:
+    wanted = list(components)
+    unknown = [c for c in wanted if c not in COMPONENTS]
+    if unknown:
+        raise StackError(f"unknown stack component(s): {', '.join(unknown)} (known: {', '.join(COMPONENTS)})")
+    made: dict[str, Node] = {"kafka": KafkaNode(settings), "redis": RedisNode(settings)}
+    return [made[c] for c in COMPONENTS if c in wanted]
+
+
+def _log_tails(node: Node, lines: int = 25) -> str:
+    out = []
+    for path in node.log_files:
+        last = tail(path, lines)
+        if last:
+            out.append(f"--- last lines of {path} ---")
+            out.extend(last)
+    return "\n".join(out) if out else f"(no log lines from {node.name})"
+
+
+@contextlib.contextmanager
+def _exclusive(settings: StackSettings) -> Iterator[None]:
+    """One `up` or `down` at a time per state directory (two shells, two make targets)."""
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(settings.state_dir / "stack.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def up(settings: StackSettings, components: Iterable[str] = COMPONENTS, timeout: float | None = None) -> UpReport:
+    """Start the components that are not running and wait until all of them answer."""
+    selected = nodes(settings, components)
+    with _exclusive(settings):
+        return _up(settings, selected, settings.start_timeout if timeout is None else timeout)
+
+
+def _up(settings: StackSettings, selected: list[Node], timeout: float) -> UpReport:
+    began = time.monotonic()
+    report = UpReport()
+
+    to_start: list[Node] = []
+    for node in selected:
+        if node.pidfile.owned_process() is not None:
+            report.already_running.append(node.name)
+        else:
+            node.pidfile.remove()  # stale: the process is gone or is not ours
+            to_start.append(node)
+
+    problems = [p for node in to_start for p in node.preflight()]
+    for node in to_start:
+        for port in node.ports:
+            if not port_free(settings.host, port):
+                problems.append(
+                    f"{settings.host}:{port} (for {node.name}) is taken by another process: stop it, "
+                    f"or choose other ports with the CROUPIER_*_PORT variables"
+                )
+    if problems:
+        raise StackError("cannot start the stack:\n  " + "\n  ".join(problems))
+
+    started: dict[str, psutil.Process] = {}
+    try:
+        # Redis first: it is up in milliseconds while Kafka formats and boots.
+        for node in sorted(to_start, key=lambda n: n.name != "redis"):
+            process = node.start()
+            node.pidfile.write(process)
+            started[node.name] = process
+            report.started.append(node.name)
+        _wait_ready(selected, started, began, began + timeout, report)
+    except BaseException:
+        for node in to_start:
+            process = started.get(node.name)
+            if process is not None:
+                stop(process, settings.stop_timeout)
+                node.pidfile.remove()
+        raise
+    report.seconds = time.monotonic() - began
+    return report
+
+
+def _wait_ready(selected: list[Node], started: dict[str, psutil.Process], began: float, deadline: float,
+                report: UpReport) -> None:
+    # Redis answers in milliseconds; asking it first keeps its time honest while Kafka boots.
+    waiting = sorted(selected, key=lambda n: n.name != "redis")
+    while waiting:
+        for node in list(waiting):
+            process = started.get(node.name) or node.pidfile.owned_process()
+            if process is None or not is_alive(process):
+                raise StackError(f"{node.name} exited while starting\n{_log_tails(node)}")
+            if node.probe():
+                report.ready_after[node.name] = time.monotonic() - began
+                waiting.remove(node)
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            names = ", ".join(n.name for n in waiting)
+            tails = "\n".join(_log_tails(n) for n in waiting)
+            raise StackError(f"{names} not ready after {deadline - began:.0f} s\n{tails}")
+        time.sleep(0.2)
+
+
+def down(settings: StackSettings, components: Iterable[str] = COMPONENTS) -> dict[str, str]:
+    """Stop the components this stack started; returns what happened to each."""
+    outcome: dict[str, str] = {}
+    selected = nodes(settings, components)
+    if not settings.state_dir.exists():
+        return {node.name: "not running" for node in selected}
+    with _exclusive(settings):
+        # Kafka first, while Redis still serves anything that flushes on the way down.
+        for node in sorted(selected, key=lambda n: n.name != "kafka"):
+            process = node.pidfile.owned_process()
+            if process is None:
+                outcome[node.name] = "stale pid file removed" if node.pidfile.exists() else "not running"
+            else:
+                outcome[node.name] = stop(process, settings.stop_timeout)
+            node.pidfile.remove()
+    return outcome
+
+
+def status(settings: StackSettings, components: Iterable[str] = COMPONENTS) -> list[ComponentStatus]:
+    out = []
+    for node in nodes(settings, components):
+        process = node.pidfile.owned_process()
+        if process is None:
+            note = "stale pid file" if node.pidfile.exists() else ""
+            out.append(ComponentStatus(node.name, "stopped", None, node.endpoint, False, note))
+        else:
+            ready = node.probe()
+            out.append(ComponentStatus(node.name, "running", process.pid, node.endpoint, ready,
+                                       "" if ready else "not answering"))
+    return out

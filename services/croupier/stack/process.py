@@ -1,0 +1,179 @@
+"""Background processes that the stack starts, and the pid files that say they are ours.
+
+A pid file holds two lines: the pid and the process's creation time. A process counts as
+ours only when both match, so a pid that the system reused for something else is never
+signalled. ``stop`` sends SIGTERM, waits, and only then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+
+class StackError(RuntimeError):
+    """The stack could not be brought up (or down); the message says why, with log lines."""
+
+
+# Two reads of one process's creation time agree to the clock tick; allow some slack.
+_CREATE_TIME_SLACK = 0.05
+
+
+@dataclass(frozen=True)
+class PidFile:
+    path: Path
+
+    def write(self, process: psutil.Process) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(f"{process.pid}\n{process.create_time():.3f}\n")
+        tmp.replace(self.path)
+
+    def read(self) -> tuple[int, float] | None:
+        try:
+            lines = self.path.read_text().split()
+            return int(lines[0]), float(lines[1])
+        except (FileNotFoundError, IndexError, ValueError):
+            return None
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def owned_process(self) -> psutil.Process | None:
+        """The live process this file names, or None if it is gone or is not the one we started."""
+        recorded = self.read()
+        if recorded is None:
+            return None
+        pid, created = recorded
+        try:
+            process = psutil.Process(pid)
+            if abs(process.create_time() - created) > _CREATE_TIME_SLACK:
+                return None
+            if process.status() == psutil.STATUS_ZOMBIE:
+                _reap(pid)
+                return None
+            return process
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            return None
+
+
+def spawn(argv: Sequence[str], *, log_path: Path, cwd: Path, env: dict[str, str] | None = None) -> psutil.Process:
+    """Start ``argv`` detached from our session (it outlives the CLI), output to ``log_path``."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        popen = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    # Popen would warn when collected while the child still runs; the pid file owns it now.
+    popen.returncode = 0
+    return psutil.Process(popen.pid)
+
+
+def is_alive(process: psutil.Process) -> bool:
+    try:
+        if process.status() == psutil.STATUS_ZOMBIE:
+            _reap(process.pid)
+            return False
+        return process.is_running()
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if the process is our child (else its parent does)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def wait_gone(process: psutil.Process, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not is_alive(process):
+            return True
+        time.sleep(0.05)
+    return not is_alive(process)
+
+
+def stop(process: psutil.Process, timeout: float) -> str:
+    """Stop a process: SIGTERM, then SIGKILL after ``timeout`` s. Returns how it ended."""
+    if not is_alive(process):
+        return "already gone"
+    try:
+        process.send_signal(signal.SIGTERM)
+    except psutil.NoSuchProcess:
+        return "already gone"
+    if wait_gone(process, timeout):
+        return "stopped"
+    try:
+        process.kill()
+    except psutil.NoSuchProcess:
+        return "stopped"
+    if not wait_gone(process, 10.0):
+        raise RuntimeError(f"process {process.pid} survived SIGKILL")
+    return "killed"
+
+
+def port_open(host: str, port: int, timeout: float = 0.2) -> bool:
+    """True when something accepts TCP connections on host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def port_free(host: str, port: int) -> bool:
+    """True when we could bind host:port now (nothing listens there)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """``count`` distinct ports that are free now (for tests that run their own stack)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((host, 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def tail(path: Path, lines: int = 30) -> list[str]:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 64 * 1024))
+            text = handle.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return []
+    return text.splitlines()[-lines:]

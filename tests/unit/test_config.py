@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from croupier.config import ConfigError, KafkaSettings, LogSettings, RedisSettings, StackSettings
+
+
+def test_defaults_work_on_a_laptop() -> None:
+    s = StackSettings.from_env({})
+    assert (s.host, s.kafka_port, s.kafka_controller_port, s.redis_port) == ("127.0.0.1", 19092, 19093, 16379)
+    assert s.state_dir == Path(".croupier").absolute()
+    assert s.kafka_bootstrap == "127.0.0.1:19092"
+    assert KafkaSettings.from_env({}).bootstrap_servers == "127.0.0.1:19092"
+    assert RedisSettings.from_env({}).url == "redis://127.0.0.1:16379/0"
+    assert LogSettings.from_env({}) == LogSettings(level="info", format="json")
+
+
+def test_env_overrides(tmp_path: Path) -> None:
+    env = {
+        "CROUPIER_STATE_DIR": str(tmp_path),
+        "CROUPIER_KAFKA_PORT": "29092",
+        "CROUPIER_KAFKA_CONTROLLER_PORT": "29093",
+        "CROUPIER_REDIS_PORT": "26379",
+        "CROUPIER_REDIS_PERSIST": "no",
+        "CROUPIER_STACK_START_TIMEOUT": "12.5",
+    }
+    s = StackSettings.from_env(env)
+    assert (s.state_dir, s.kafka_port, s.kafka_controller_port, s.redis_port) == (tmp_path, 29092, 29093, 26379)
+    assert s.redis_persist is False and s.start_timeout == 12.5
+    # Clients follow the stack's ports unless told otherwise.
+    assert KafkaSettings.from_env(env).bootstrap_servers == "127.0.0.1:29092"
+    assert RedisSettings.from_env(env).url == "redis://127.0.0.1:26379/0"
+    assert KafkaSettings.from_env({**env, "CROUPIER_KAFKA_BOOTSTRAP": "a:1,b:2"}).bootstrap_servers == "a:1,b:2"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"CROUPIER_KAFKA_PORT": "kafka"}, "CROUPIER_KAFKA_PORT='kafka' is not valid: expected an integer"),
+        ({"CROUPIER_REDIS_PORT": "70000"}, "CROUPIER_REDIS_PORT='70000' is not valid"),
+        ({"CROUPIER_REDIS_PERSIST": "maybe"}, "expected true or false"),
+        ({"CROUPIER_STACK_START_TIMEOUT": "0"}, "greater than 0"),
+        ({"CROUPIER_KAFKA_HEAP": "lots"}, "CROUPIER_KAFKA_HEAP='lots'"),
+        ({"CROUPIER_REDIS_PORT": "19092"}, "the stack's ports must differ"),
+    ],
+)
+def test_a_bad_value_names_the_variable(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        StackSettings.from_env(env)
+
+
+def test_bad_client_settings() -> None:
+    with pytest.raises(ConfigError, match="CROUPIER_KAFKA_BOOTSTRAP"):
+        KafkaSettings.from_env({"CROUPIER_KAFKA_BOOTSTRAP": "no port"})
+    with pytest.raises(ConfigError, match="CROUPIER_REDIS_URL"):
+        RedisSettings.from_env({"CROUPIER_REDIS_URL": "localhost:6379"})
+    with pytest.raises(ConfigError, match="CROUPIER_LOG_LEVEL"):
+        LogSettings.from_env({"CROUPIER_LOG_LEVEL": "loud"})
+
+
+def test_settings_are_frozen() -> None:
+    s = StackSettings.from_env({})
+    with pytest.raises(AttributeError):
+        s.kafka_port = 1  # type: ignore[misc]

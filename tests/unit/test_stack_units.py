@@ -1,0 +1,101 @@
+"""The stack's pieces that need no broker: its configuration, pid files, preflight, the CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from croupier import stack
+from croupier.cli.main import build_parser
+from croupier.config import StackSettings
+from croupier.stack.kafka import KafkaNode
+from croupier.stack.process import PidFile, free_ports, stop
+from croupier.stack.redis import RedisNode
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> StackSettings:
+    kafka_port, controller_port, redis_port = free_ports(3)
+    return dataclasses.replace(StackSettings.from_env({}), state_dir=tmp_path / "state", kafka_port=kafka_port,
+                               kafka_controller_port=controller_port, redis_port=redis_port)
+
+
+def test_kafka_config_is_single_node_kraft_on_localhost(settings: StackSettings) -> None:
+    props = dict(
+        line.split("=", 1) for line in KafkaNode(settings).server_properties().splitlines() if not line.startswith("#")
+    )
+    assert props["process.roles"] == "broker,controller"
+    port, cport = settings.kafka_port, settings.kafka_controller_port
+    assert props["controller.quorum.bootstrap.servers"] == f"127.0.0.1:{cport}"
+    assert "controller.quorum.voters" not in props
+    assert props["listeners"] == f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}"
+    assert props["advertised.listeners"] == f"PLAINTEXT://127.0.0.1:{port}"
+    assert props["log.dirs"] == str(settings.state_dir / "kafka" / "data")
+    for key in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+                "transaction.state.log.min.isr", "share.coordinator.state.topic.replication.factor"):
+        assert props[key] == "1"
+    assert props["group.initial.rebalance.delay.ms"] == "0"
+
+
+def test_redis_runs_on_localhost_without_snapshots(settings: StackSettings) -> None:
+    argv = RedisNode(dataclasses.replace(settings, redis_persist=False)).argv()
+    assert argv[argv.index("--bind") + 1] == "127.0.0.1"
+    assert argv[argv.index("--port") + 1] == str(settings.redis_port)
+    assert argv[argv.index("--save") + 1] == ""
+    assert argv[argv.index("--appendonly") + 1] == "no"
+
+
+def test_up_names_what_is_missing_before_starting_anything(settings: StackSettings, tmp_path: Path) -> None:
+    broken = dataclasses.replace(settings, kafka_dir=tmp_path / "nowhere", redis_server="no-such-redis-server")
+    with pytest.raises(stack.StackError) as error:
+        stack.up(broken)
+    assert "the Kafka jars are missing" in str(error.value)
+    assert "no redis-server ('no-such-redis-server')" in str(error.value)
+    assert not (settings.state_dir / "kafka" / "kafka.pid").exists()
+
+
+def test_down_leaves_alone_a_process_that_is_not_ours(settings: StackSettings) -> None:
+    stranger = subprocess.Popen(["sleep", "30"])
+    try:
+        # A pid file naming a live process that started at another time: a reused pid.
+        pidfile = RedisNode(settings).pidfile
+        pidfile.path.parent.mkdir(parents=True)
+        pidfile.path.write_text(f"{stranger.pid}\n{psutil.Process(stranger.pid).create_time() - 100:.3f}\n")
+        assert pidfile.owned_process() is None
+        assert stack.down(settings)["redis"] == "stale pid file removed"
+        assert stranger.poll() is None
+        assert not pidfile.exists()
+        assert [s.state for s in stack.status(settings)] == ["stopped", "stopped"]
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+def test_pid_file_names_our_process_and_stop_ends_it(tmp_path: Path) -> None:
+    child = subprocess.Popen(["sleep", "30"])
+    pidfile = PidFile(tmp_path / "x.pid")
+    pidfile.write(psutil.Process(child.pid))
+    process = pidfile.owned_process()
+    assert process is not None and process.pid == child.pid
+    began = time.monotonic()
+    assert stop(process, timeout=5) == "stopped"
+    assert time.monotonic() - began < 5
+    assert pidfile.owned_process() is None
+
+
+def test_free_ports_are_distinct() -> None:
+    ports = free_ports(3)
+    assert len(set(ports)) == 3
+
+
+def test_cli_has_the_stack_commands() -> None:
+    parser = build_parser()
+    for action in ("up", "down", "status"):
+        args = parser.parse_args(["stack", action])
+        assert callable(args.func)
+    assert parser.parse_args(["stack", "up", "--only", "redis"]).only == ["redis"]

@@ -29,12 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _configure_logging() -> None:
     try:
         from croupier.log import configure  # type: ignore[attr-defined]
-
-        configure(service=True)
     except ImportError:
         import logging
 
         logging.basicConfig(level=logging.INFO)
+        return
+    configure()  # CROUPIER_LOG_FORMAT / CROUPIER_LOG_LEVEL (JSON lines by default for services)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

@@ -18,10 +18,7 @@ import pytest
 
 from croupier.engine import registry
 from croupier_gateway.launcher import Launcher
-from e2e_helpers import PARTITIONS, Played, _play_one, run
-
-OPERATOR_TOKEN = "e2e-operator-token"
-SIGNING_KEY = "e2e-signing-key-0123456789abcdef"
+from e2e_helpers import OPERATOR_TOKEN, PARTITIONS, SIGNING_KEY, Played, _play_one, run
 
 
 @dataclass

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from croupier.engine import registry
 
 PARTITIONS = 4
+OPERATOR_TOKEN = "e2e-operator-token"
+SIGNING_KEY = "e2e-signing-key-0123456789abcdef"
 
 
 def run(coro):

@@ -24,8 +24,8 @@ PROTO_OUT := services
 PROTOS := $(shell find $(PROTO_DIR) -name '*.proto' 2>/dev/null | sort)
 
 # The command that starts the services once they exist (rules, projector, gateway);
-# `make run` calls it after the stack is up. Integrator: set it here.
-RUN_SERVICES ?=
+# `make run` calls it after the stack is up: `croupier demo` (Ctrl-C stops services and stack).
+RUN_SERVICES ?= $(CROUPIER) demo --stop-stack
 
 .PHONY: help setup system-deps run up down status test bench lint clean distclean
 

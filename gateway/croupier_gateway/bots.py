@@ -7,6 +7,7 @@ demo tables, `croupier play` (to fill the other seats) and the end-to-end tests.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import uuid
 from collections.abc import Callable, Sequence
@@ -47,26 +48,29 @@ async def follow(client: Client, game_id: str, token: str | None, record: SeatRe
     failures = 0
     while True:
         count = 0
+        dropped = False
         try:
-            async for update in client.updates(game_id, token, last):
-                if update.version <= last:
-                    raise AssertionError(f"stream of seat {record.seat} went from {last} to {update.version}")
-                last = update.version
-                record.versions.append(update.version)
-                if record.keep_updates:
-                    record.updates.append(update)
-                record.final = update
-                failures = 0
-                if on_update is not None:
-                    result = on_update(update)
-                    if asyncio.iscoroutine(result):
-                        await result
-                count += 1
-                if update.over:
-                    return record
-                if reconnect_every and count >= reconnect_every:
-                    break  # drop it on purpose: the next loop resumes from `last`
-            else:
+            async with contextlib.aclosing(client.updates(game_id, token, last)) as stream:
+                async for update in stream:
+                    if update.version <= last:
+                        raise AssertionError(f"stream of seat {record.seat} went from {last} to {update.version}")
+                    last = update.version
+                    record.versions.append(update.version)
+                    if record.keep_updates:
+                        record.updates.append(update)
+                    record.final = update
+                    failures = 0
+                    if on_update is not None:
+                        result = on_update(update)
+                        if asyncio.iscoroutine(result):
+                            await result
+                    count += 1
+                    if update.over:
+                        return record
+                    if reconnect_every and count >= reconnect_every:
+                        dropped = True  # drop it on purpose: the next loop resumes from `last`
+                        break
+            if not dropped:
                 if record.final is not None and record.final.over:
                     return record
                 if count == 0 and (await client.table(game_id))["status"] == "over":
@@ -91,8 +95,8 @@ async def follow(client: Client, game_id: str, token: str | None, record: SeatRe
 
 
 async def play_seat(client: Client, game_id: str, seat: int, token: str, bot_name: str, *, seed: int = 0,
-                    reconnect_every: int = 0, keep_updates: bool = False) -> SeatRecord:
-    """Play one seat with a bot to the end of the game."""
+                    reconnect_every: int = 0, keep_updates: bool = False, pace_s: float = 0.0) -> SeatRecord:
+    """Play one seat with a bot to the end of the game (pausing pace_s before each move)."""
     game_type = game_id.split("-", 1)[0]
     if game_type not in registry.GAME_IDS:
         game_type = (await client.table(game_id))["game_type"]
@@ -103,6 +107,8 @@ async def play_seat(client: Client, game_id: str, seat: int, token: str, bot_nam
     async def act(update: Update) -> None:
         if not update.actions or update.over:
             return
+        if pace_s:
+            await asyncio.sleep(pace_s)
         action = bot(update.view, update.actions, rng)
         command_id = uuid.uuid4().hex
         for attempt in range(20):

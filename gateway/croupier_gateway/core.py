@@ -48,6 +48,7 @@ MAX_OPTIONS = 32
 MAX_LIST = 200
 STATUSES = ("open", "running", "over")
 MAX_WAIT_S = 30.0
+NEW_GAME_WAIT_S = 10.0
 
 
 def check_game_id(game_id: Any, field: str = "game_id") -> str:
@@ -335,6 +336,10 @@ class Gateway:
         check_game_id(game_id)
         seat = claims.seat if claims else None
         snap = await self.reads.snapshot(game_id, seat)
+        if snap is None and (claims is not None or game_id in self._types):
+            # Created or joined here a moment ago, not projected yet: wait for it a little.
+            await self.wait_projected(game_id, 1, NEW_GAME_WAIT_S)
+            snap = await self.reads.snapshot(game_id, seat)
         if snap is None:
             raise not_found("no_such_game", f"no game {game_id}")
         if snap.version >= min_version or wait_s <= 0:
@@ -387,11 +392,16 @@ class Gateway:
         last = from_version
         async with self.hub.watch(game_id) as watch:
             first = True
+            # A table this gateway has just created or joined may not be projected yet.
+            appear_by = time.monotonic() + (NEW_GAME_WAIT_S if claims or game_id in self._types else 0)
             while True:
                 snap = await self.reads.snapshot(game_id, seat)
                 if snap is None:
-                    if first:
+                    if first and time.monotonic() >= appear_by:
                         raise not_found("no_such_game", f"no game {game_id}")
+                    if first:
+                        await watch.wait(0.1)
+                        continue
                 elif snap.version > last:
                     last = snap.version
                     yield snap

@@ -81,15 +81,30 @@ class Launcher:
         self.processes.append(process)
         return process
 
+    def prepare_topics(self, games: list[str]) -> None:
+        """Create the games' topics first: a replica that subscribes to a topic it has just
+        created may see no partition metadata yet and stay without partitions."""
+        from croupier.rules.settings import KafkaSettings
+        from croupier.rules.store import ensure_topic
+
+        port = self.env.get("CROUPIER_KAFKA_PORT", "19092")
+        settings = KafkaSettings(bootstrap=self.env.get("CROUPIER_KAFKA_BOOTSTRAP") or f"127.0.0.1:{port}",
+                                 topic_prefix=self.env.get("CROUPIER_TOPIC_PREFIX", ""),
+                                 partitions=int(self.env.get("CROUPIER_PARTITIONS") or 6))
+        for game in games:
+            ensure_topic(settings, settings.topic(game))
+
     def start(self, games: Iterable[str]) -> None:
         self.games = list(games)
+        self.prepare_topics(self.games)
         for game in self.games:
             self._start(f"rules-{game}", ["serve", "rules", "--game", game, "--port", str(free_port())])
         self._start("projector", ["serve", "projector"])
         self._start("gateway", ["serve", "gateway", "--port", str(self.http_port), "--grpc-port", str(self.grpc_port)])
 
     def wait_ready(self, timeout_s: float = 90.0) -> None:
-        """Until every game type's partitions all have an owner and the gateway answers."""
+        """Until every game type's partitions all have an owner, the projector reports its lag
+        (it has partitions) and the gateway answers."""
         r = redis_lib.Redis.from_url(self.redis_url)
         deadline = time.monotonic() + timeout_s
         pending = set(self.games)
@@ -103,7 +118,7 @@ class Launcher:
                     owned = r.hlen(f"{self.prefix}croupier:owners:{game}")
                     if count and owned >= int(count):
                         pending.discard(game)
-                if not pending:
+                if not pending and r.hlen(f"{self.prefix}projector:lag"):  # the projector has its partitions
                     try:
                         if httpx.get(f"{self.http_url}/healthz", timeout=2).status_code == 200:
                             return

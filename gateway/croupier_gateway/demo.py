@@ -1,0 +1,107 @@
+"""`croupier demo` (what `make run` starts after the stack): a rules replica of every game,
+the projector and the gateway, then demo tables of every game played by bots through the
+gateway, at a pace a person can follow. It prints where to watch them; a finished table is
+replaced by a new one. Ctrl-C stops all of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import sys
+from pathlib import Path
+
+from croupier.engine import registry
+from croupier_gateway.bots import create_and_seat, default_bot, play_seat
+from croupier_gateway.client import HttpGateway
+from croupier_gateway.launcher import Launcher
+
+
+def _print(*parts) -> None:
+    print(*parts, flush=True)
+
+
+async def table_loop(client: HttpGateway, game: str, url: str, pace_s: float, stop: asyncio.Event) -> None:
+    spec = registry.get(game)
+    seats = min(spec.max_seats, max(spec.min_seats, 2))
+    while not stop.is_set():
+        bot = default_bot(game)
+        try:
+            game_id, tokens = await create_and_seat(client, game, [bot] * seats)
+        except Exception as exc:  # the gateway or a replica is not there (yet): try again
+            _print(f"  {game}: could not create a table ({exc}); retrying")
+            await asyncio.sleep(2)
+            continue
+        _print(f"  {game:<12} {url}/watch/{game_id}")
+        players = [play_seat(client, game_id, s, t, bot, pace_s=pace_s) for s, t in enumerate(tokens)]
+        try:
+            await asyncio.gather(*players)
+        except Exception as exc:
+            _print(f"  {game}: table {game_id} stopped: {exc}")
+            await asyncio.sleep(1)
+            continue
+        final = (await client.view(game_id))["view"]
+        _print(f"  {game:<12} {game_id} over: {final.get('result')}")
+        await asyncio.sleep(3)
+
+
+async def run_demo(launcher: Launcher, games: list[str], tables_per_game: int, pace_s: float,
+                   operator_token: str) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    url = launcher.http_url
+    _print(f"\nCroupier is up. The gateway: {url} (API docs {url}/docs, OpenAPI {url}/openapi.json), "
+           f"gRPC {launcher.grpc_address}")
+    _print(f"Operator token: {operator_token}   (curl -H 'Authorization: Bearer {operator_token}' "
+           f"{url}/v1/operator/health)")
+    _print(f"Play a game yourself: croupier play --gateway {url} --game {games[0]}")
+    _print(f"Service logs: {launcher.log_dir}\n")
+    _print("Demo tables, played by bots (open a link to watch; finished tables are replaced):")
+    client = HttpGateway(url)
+    tasks = [asyncio.create_task(table_loop(client, g, url, pace_s, stop)) for g in games for _ in range(tables_per_game)]
+    await stop.wait()
+    _print("\nstopping...")
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await client.close()
+
+
+def main(*, tables_per_game: int = 1, pace_s: float = 0.4, stop_stack: bool = False) -> int:
+    from croupier.config import StackSettings
+
+    stack_settings = StackSettings.from_env()
+    operator_token = os.environ.get("CROUPIER_OPERATOR_TOKEN") or secrets.token_urlsafe(16)
+    env = {
+        "CROUPIER_KAFKA_BOOTSTRAP": stack_settings.kafka_bootstrap,
+        "CROUPIER_REDIS_URL": stack_settings.redis_url,
+        "CROUPIER_OPERATOR_TOKEN": operator_token,
+    }
+    http_port = int(os.environ.get("CROUPIER_GATEWAY_PORT", "18080"))
+    grpc_port = int(os.environ.get("CROUPIER_GATEWAY_GRPC_PORT", "18081"))
+    log_dir = Path(stack_settings.state_dir).resolve() / "logs" / "services"
+    games = list(registry.GAME_IDS)
+    launcher = Launcher(env, log_dir, http_port=http_port, grpc_port=grpc_port)
+    _print(f"starting {len(games)} rules service(s) ({', '.join(games)}), the projector and the gateway...")
+    launcher.start(games)
+    try:
+        launcher.wait_ready(180)
+        asyncio.run(run_demo(launcher, games, tables_per_game, pace_s, operator_token))
+    except KeyboardInterrupt:
+        pass
+    except (TimeoutError, RuntimeError) as exc:
+        print(f"croupier demo: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        launcher.stop()
+        _print("services stopped")
+        if stop_stack:
+            from croupier import stack
+
+            stack.down(stack_settings)
+            _print("stack stopped")
+    return 0

@@ -1,0 +1,57 @@
+"""Operators: health of every service, search, any game's full state, force-ending a table."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from e2e_helpers import OPERATOR_TOKEN, run
+
+OP = {"authorization": f"Bearer {OPERATOR_TOKEN}"}
+
+
+def test_health_reports_every_service(stack_services):
+    report = httpx.get(f"{stack_services.http_url}/v1/operator/health", headers=OP, timeout=30).json()
+    assert report["ok"] is True, report
+    assert report["redis"]["ok"] and report["projector"]["partitions"] > 0
+    for game in stack_services.games:
+        rules = report["rules"][game]
+        assert rules["owned"] == rules["partitions"] > 0
+        assert set(rules["replica_health"].values()) == {"SERVING"}
+    assert httpx.get(f"{stack_services.http_url}/v1/operator/health").status_code == 401
+    assert httpx.get(f"{stack_services.http_url}/healthz").json() == {"ok": True}
+    metrics = httpx.get(f"{stack_services.http_url}/metrics").text
+    assert "croupier_gateway_requests_total" in metrics
+
+
+def test_force_end_a_running_table(stack_services):
+    from croupier_gateway.bots import SeatRecord, create_and_seat, follow
+    from croupier_gateway.client import HttpGateway
+
+    game = stack_services.games[0]
+
+    async def main():
+        client = HttpGateway(stack_services.http_url)
+        try:
+            game_id, tokens = await create_and_seat(client, game, ["random", "random"])
+            watcher = SeatRecord(None)
+            watching = asyncio.create_task(follow(client, game_id, None, watcher))
+            full = (await client.http.get(f"/v1/operator/games/{game_id}", headers=OP)).json()
+            found = (await client.http.get("/v1/operator/games", params={"q": game_id[-8:]}, headers=OP)).json()
+            ended = await client.http.post(f"/v1/operator/games/{game_id}/force-end", json={"reason": "e2e"},
+                                           headers=OP)
+            await asyncio.wait_for(watching, 30)
+            return game_id, full, found, ended, watcher
+        finally:
+            await client.close()
+
+    game_id, full, found, ended, watcher = run(main())
+    assert full["table"]["status"] == "running" and set(full["views"]) == {"spectator", "0", "1"}
+    assert full["owner"]
+    assert [g["game_id"] for g in found["games"]] == [game_id]
+    assert ended.status_code == 200, ended.text
+    final = watcher.final.view
+    assert final["status"] == "over" and final["end_reason"] == "forced" and final["seed"]
+    table = httpx.get(f"{stack_services.http_url}/v1/tables/{game_id}").json()
+    assert table["status"] == "over"

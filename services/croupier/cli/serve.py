@@ -22,14 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _configure_logging() -> None:
-    try:
-        from croupier.log import configure  # type: ignore[attr-defined]
+    from croupier.config import LogSettings
+    from croupier.log import configure
 
-        configure(service=True)
-    except ImportError:
-        import logging
-
-        logging.basicConfig(level=logging.INFO)
+    configure(LogSettings.from_env(default_format="json"))
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

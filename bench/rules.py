@@ -254,8 +254,9 @@ def main(argv=None) -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    server_log = open(Path(__file__).resolve().parent / "results" / "rules-server.log", "w")
     server = subprocess.Popen([sys.executable, "-m", "croupier.cli.main", "serve", "rules", "--game", GAME, "--port", str(port)],
-                              env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                              env=env, cwd=ROOT, stdout=server_log, stderr=subprocess.STDOUT)
     address = f"127.0.0.1:{port}"
     try:
         _wait_ready(env, prefix, 8)

@@ -92,3 +92,31 @@ def wait_owned(redis_url: str, prefix: str, game: str, partitions: int, timeout:
             logs = "\n---\n".join(s.tail() for s in services)
             raise TimeoutError(f"owners of {game} not all published: {table}\n{logs}")
         time.sleep(0.2)
+
+
+def start_projector(kafka: str, redis_url: str, prefix: str, log_dir: Path, **extra: str) -> Service:
+    env = service_env(kafka, redis_url, prefix, **extra)
+    return Service(["serve", "projector"], env, log_dir / f"projector-{time.monotonic_ns()}.log")
+
+
+def wait_caught_up(redis_url: str, prefix: str, services: list[Service] = (), timeout: float = 90,
+                   epoch: int | None = None) -> None:
+    """Until the projector reports zero lag on every partition (and has seen `epoch`)."""
+    r = redis_lib.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    stable = 0
+    while True:
+        lag = {k.decode(): int(v) for k, v in r.hgetall(f"{prefix}projector:lag").items()}
+        ack = int(r.get(f"{prefix}projector:epoch_ack") or 0)
+        if lag and sum(lag.values()) == 0 and (epoch is None or ack >= epoch):
+            stable += 1
+            if stable >= 3:
+                return
+        else:
+            stable = 0
+        for svc in services:
+            if not svc.alive():
+                raise RuntimeError(f"service died:\n{svc.tail()}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"projector lag did not reach zero: {lag}\n" + "\n---\n".join(s.tail() for s in services))
+        time.sleep(0.4)

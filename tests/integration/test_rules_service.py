@@ -25,8 +25,13 @@ PARTITIONS = 4
 
 
 @pytest.fixture
-def prefix(redis_prefix):
-    return redis_prefix
+def prefix(redis):
+    """A prefix for this test's topics (Kafka allows [A-Za-z0-9._-]) and Redis keys."""
+    value = f"t{uuid.uuid4().hex[:10]}."
+    yield value
+    keys = list(redis.scan_iter(match=f"{value}*"))
+    if keys:
+        redis.delete(*keys)
 
 
 @pytest.fixture

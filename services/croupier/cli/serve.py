@@ -27,14 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _configure_logging() -> None:
-    try:
-        from croupier.log import configure  # type: ignore[attr-defined]
-    except ImportError:
-        import logging
+    from croupier.config import LogSettings
+    from croupier.log import configure
 
-        logging.basicConfig(level=logging.INFO)
-        return
-    configure()  # CROUPIER_LOG_FORMAT / CROUPIER_LOG_LEVEL (JSON lines by default for services)
+    configure(LogSettings.from_env(default_format="json"))
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from croupier.engine.table import OVER, TableHost, TableState
 from croupier.projector.keys import Keys
 from croupier.projector.models import Flush, ReadModels
 from croupier.rules.settings import KafkaSettings, env_int, env_str
-from croupier.rules.store import decode_record, ensure_topic
+from croupier.rules.store import decode_record, ensure_topic, wait_for_partitions
 
 log = structlog.get_logger("croupier.projector")
 
@@ -107,7 +107,12 @@ class Projector:
             heartbeat_interval_ms=self.s.kafka.heartbeat_interval_ms,
             max_partition_fetch_bytes=8 * 1024 * 1024,
             fetch_max_bytes=64 * 1024 * 1024,
+            metadata_max_age_ms=5000,
         )
+        # Know every topic's partitions before joining, or the group may assign nothing
+        # until the next metadata refresh.
+        for topic in self.topics:
+            wait_for_partitions(consumer, topic)
         consumer.subscribe(list(self.topics), listener=_Rewind(self))
         self.consumer = consumer
         self.epoch = int(self.redis.get(self.keys.epoch()) or 0)
@@ -269,13 +274,16 @@ def _reset_offsets(settings: ProjectorSettings, group: str, topics: list[str]) -
 
     admin = KafkaAdminClient(bootstrap_servers=settings.kafka.bootstrap, client_id="croupier-rebuild")
     try:
-        described = admin.describe_consumer_groups([group])
-        if described and described[0].members:
+        try:
+            described = admin.describe_groups([group]).get(group) or {}
+        except Exception:
+            described = {}
+        if described.get("members"):
             return False
         try:
-            admin.delete_consumer_groups([group])
+            admin.delete_groups([group])
         except Exception:
-            pass
+            pass  # no such group yet: nothing to reset
         return True
     finally:
         admin.close()

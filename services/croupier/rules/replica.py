@@ -24,7 +24,7 @@ from croupier.engine.envelope import Envelope
 from croupier.engine.table import TableHost
 from croupier.rules.partition import LOST, READY, PartitionOwner
 from croupier.rules.settings import RulesSettings
-from croupier.rules.store import PartitionWriter, read_partition
+from croupier.rules.store import PartitionWriter, read_partition, wait_for_partitions
 
 log = structlog.get_logger("croupier.rules")
 
@@ -69,7 +69,9 @@ class Membership(threading.Thread):
             heartbeat_interval_ms=s.kafka.heartbeat_interval_ms,
             max_poll_interval_ms=300000,
             partition_assignment_strategy=(StickyPartitionAssignor,),
+            metadata_max_age_ms=5000,
         )
+        wait_for_partitions(self.consumer, self.topic)
         self.consumer.subscribe([self.topic], listener=_Listener(self))
 
     def run(self) -> None:

@@ -68,6 +68,18 @@ def topic_partitions(settings: KafkaSettings, topic: str, timeout_s: float = 30.
         consumer.close()
 
 
+def wait_for_partitions(consumer: KafkaConsumer, topic: str, timeout_s: float = 30.0) -> int:
+    """Until this client's metadata knows the topic's partitions."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        parts = consumer.partitions_for_topic(topic)
+        if parts:
+            return len(parts)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no metadata for topic {topic} after {timeout_s} s")
+        time.sleep(0.2)
+
+
 def encode_record(env: Envelope) -> bytes:
     return env.to_json().encode("utf-8")
 

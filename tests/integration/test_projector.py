@@ -1,0 +1,180 @@
+"""The projector against real Kafka and Redis: restarts, rebuilds, redelivery."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+import random
+import uuid
+
+import pytest
+
+from croupier.engine import registry
+from croupier.engine.codec import canonical_json
+from croupier.engine.table import TableHost
+from croupier.projector.keys import Keys
+from croupier.projector.models import Flush, ReadModels
+from croupier.projector.service import ProjectorSettings, rebuild
+from croupier.rules.client import RulesClient
+from croupier.rules.settings import KafkaSettings
+from harness import start_projector, start_rules, wait_caught_up, wait_owned
+from rules_driver import play, read_log
+
+GAME = "expeditions"
+PARTITIONS = 4
+
+
+@pytest.fixture
+def prefix(redis):
+    value = f"p{uuid.uuid4().hex[:10]}."
+    yield value
+    keys = list(redis.scan_iter(match=f"{value}*"))
+    if keys:
+        redis.delete(*keys)
+
+
+@pytest.fixture
+def services():
+    started = []
+    yield started
+    for svc in started:
+        svc.stop()
+
+
+def snapshot(redis, prefix: str) -> dict:
+    """Every read-model key of the namespace, by value (state snapshots unpickled)."""
+    out = {}
+    for raw in redis.scan_iter(match=f"{prefix}*"):
+        key = raw.decode()
+        rest = key[len(prefix):]
+        if rest.startswith(("projector:", "croupier:")):
+            continue
+        kind = redis.type(raw).decode()
+        if kind == "hash":
+            out[key] = {k.decode(): v.decode() for k, v in redis.hgetall(raw).items()}
+        elif kind == "zset":
+            out[key] = [(m.decode(), s) for m, s in redis.zrange(raw, 0, -1, withscores=True)]
+        elif kind == "string":
+            value = redis.get(raw)
+            out[key] = pickle.loads(value) if key.endswith(":state") else value
+        else:
+            out[key] = kind
+    return out
+
+
+def drive(addr: str, games: int, moves: int, seed: int) -> list[str]:
+    async def main():
+        client = RulesClient(addr, deadline_s=30)
+        ids = [uuid.uuid4().hex for _ in range(games)]
+        await asyncio.gather(*(play(client, GAME, g, 2 + i % 3, moves, {}, random.Random(seed + i), pause=0.01)
+                               for i, g in enumerate(ids)))
+        await client.close()
+        return ids
+
+    return asyncio.run(main())
+
+
+def expected_views(kafka: str, prefix: str) -> dict[str, dict]:
+    """A fold of the log in process: each game's views as the projector must have them."""
+    host = TableHost(registry.get(GAME))
+    log = read_log(kafka, f"{prefix}croupier.events.{GAME}", PARTITIONS)
+    out = {}
+    for game_id, envs in log.items():
+        state = host.fold(envs)
+        views = {"spectator": canonical_json(host.view(state, None))}
+        for seat in range(state.seats):
+            views[str(seat)] = canonical_json(host.view(state, seat))
+            views[f"actions:{seat}"] = canonical_json([host.encode_action(a) for a in host.legal_actions(state, seat)])
+        out[game_id] = {"views": views, "version": str(state.version)}
+    return out
+
+
+def settings_for(kafka: str, redis_url: str, prefix: str) -> ProjectorSettings:
+    return ProjectorSettings(redis_url=redis_url, key_prefix=prefix, finished_ttl_s=0, metrics_port=0, max_records=5000,
+                             kafka=KafkaSettings(bootstrap=kafka, topic_prefix=prefix, partitions=PARTITIONS))
+
+
+def test_killed_and_restarted_projector_converges_to_the_log_and_to_a_rebuild(kafka, redis_url, redis, prefix, services, tmp_path):
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
+    services.append(rules)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
+    projector = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(projector)
+
+    import threading
+
+    ids: list[str] = []
+    worker = threading.Thread(target=lambda: ids.extend(drive(addr, 6, 40, 10)))
+    worker.start()
+    import time
+
+    time.sleep(3)
+    projector.kill()  # mid-stream, no goodbye
+    time.sleep(1)
+    projector = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(projector)
+    worker.join()
+    wait_caught_up(redis_url, prefix, [projector])
+
+    after_restart = snapshot(redis, prefix)
+    keys = Keys(prefix)
+    expected = expected_views(kafka, prefix)
+    assert set(ids) <= set(expected)
+    for game_id, want in expected.items():
+        assert after_restart[keys.views(game_id)] == want["views"], game_id
+        assert after_restart[keys.meta(game_id)]["version"] == want["version"]
+
+    out = rebuild(settings_for(kafka, redis_url, prefix))
+    wait_caught_up(redis_url, prefix, [projector], epoch=out["epoch"])
+    after_rebuild = snapshot(redis, prefix)
+    assert after_rebuild.keys() == after_restart.keys()
+    for key in after_restart:
+        assert after_rebuild[key] == after_restart[key], key
+
+
+def test_redis_losing_its_data_is_restored_by_a_rebuild(kafka, redis_url, redis, prefix, services, tmp_path):
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
+    services.append(rules)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
+    projector = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(projector)
+    drive(addr, 4, 25, 20)
+    wait_caught_up(redis_url, prefix, [projector])
+    before = snapshot(redis, prefix)
+    assert before
+
+    # Redis loses everything of this namespace while the projector runs.
+    doomed = [k for k in redis.scan_iter(match=f"{prefix}*") if b"croupier:" not in k]
+    redis.delete(*doomed)
+    assert snapshot(redis, prefix) == {}
+
+    out = rebuild(settings_for(kafka, redis_url, prefix))
+    wait_caught_up(redis_url, prefix, [projector], epoch=out["epoch"])
+    assert snapshot(redis, prefix) == before
+
+
+def test_the_same_events_delivered_twice_change_nothing(redis, prefix):
+    spec = registry.get(GAME)
+    from croupier.engine.local import LocalTable
+    from croupier.engine.selfplay import play_one, SelfplayReport
+
+    table = play_one(spec, seats=2, seat_bots=["random", "random"], options=spec.parse_options({}), seed=5, index=0,
+                     report=SelfplayReport(game=GAME), check_all_legal=False, max_steps=40)
+    host = table.host
+    models = ReadModels(redis, Keys(prefix))
+    envs = table.envelopes
+    half = len(envs) // 2
+    state = host.fold(envs[:half])
+    assert models.apply([Flush(table.game_id, GAME, 1, state)], {GAME: host}) == [1]
+    once = snapshot(redis, prefix)
+    # Redelivered: the same batch again.
+    assert models.apply([Flush(table.game_id, GAME, 1, state)], {GAME: host}) == [0]
+    assert snapshot(redis, prefix) == once
+    # A batch that skips events is refused, not written.
+    later = host.fold(envs)
+    assert models.apply([Flush(table.game_id, GAME, half + 5, later)], {GAME: host}) == [-1]
+    assert snapshot(redis, prefix) == once
+    # The next batch in order applies.
+    assert models.apply([Flush(table.game_id, GAME, half + 1, later)], {GAME: host}) == [1]
+    assert json.loads(redis.hget(Keys(prefix).meta(table.game_id), "version")) == later.version

@@ -89,7 +89,7 @@ bench: setup
 	@if [ -f bench/run.py ]; then $(PY) bench/run.py; else echo "no benchmarks yet (bench/run.py)"; fi
 
 lint: setup
-	@$(BIN)/ruff check services tests $(wildcard bench)
+	@$(BIN)/ruff check services gateway tests $(wildcard bench)
 	@$(PY) .ci/lint_imports.py
 
 clean: down

@@ -79,7 +79,7 @@ async def follow(client: Client, game_id: str, token: str | None, record: SeatRe
                     record.final = Update(view["version"], view["view"], [])
                     return record
             record.reconnects += 1
-        except (ConnectionError, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, ConnectionError, OSError) as exc:
             failures += 1
             record.reconnects += 1
             if failures > max_reconnects:

@@ -36,7 +36,7 @@ class Watch:
         try:
             await asyncio.wait_for(self._event.wait(), timeout)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         finally:
             self._event.clear()
@@ -84,7 +84,7 @@ class FeedHub:
             watchers.add(watch)
         try:
             await asyncio.wait_for(confirmed.wait(), self.confirm_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self._remove(channel, watch)
             raise
 

@@ -24,7 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from croupier.engine.codec import canonical_json
 from croupier.rules.errors import KIND_TO_PROTO, REJECTION_METADATA
 from croupier.v1 import events_pb2, gateway_pb2
-from croupier_gateway.core import Gateway, check_seat
+from croupier_gateway.core import Gateway
 from croupier_gateway.errors import ApiError, bad_request
 
 log = structlog.get_logger("croupier.gateway")

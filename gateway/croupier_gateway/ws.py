@@ -79,7 +79,7 @@ async def _first_message_token(websocket: WebSocket, wait_s: float) -> str | Non
         return None
     try:
         text = await asyncio.wait_for(websocket.receive_text(), wait_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return None
     except KeyError:  # a binary frame
         raise bad_request("invalid_auth_message", 'the first message is JSON: {"token": "..."} or {}', "token") from None

@@ -3,20 +3,17 @@ message to a seat (or to a spectator) contains a card hidden from it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import uuid
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from croupier.engine import registry
 from croupier.engine.selfplay import leaks
-from croupier.engine.table import TableHost
-from e2e_helpers import run, seats_for, states_by_version
+from e2e_helpers import run, states_by_version
 
 
 def hidden_from(state, seat):

@@ -23,10 +23,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from croupier_gateway import models
-from croupier_gateway.core import GAME_ID_RE, Gateway
+from croupier_gateway.core import Gateway
 from croupier_gateway.errors import ApiError
 from croupier_gateway.routing import Router
 from croupier_gateway.settings import GatewaySettings
+from croupier_gateway.validation import GAME_ID_RE
 
 log = structlog.get_logger("croupier.gateway")
 

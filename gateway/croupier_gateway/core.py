@@ -9,19 +9,14 @@ rules service sees it, so bad input is a 400 and never reaches a game.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
-import json
-import re
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-import grpc
 import structlog
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from croupier.engine import registry
 from croupier.engine.bots import bot_names
@@ -33,61 +28,28 @@ from croupier.v1 import rules_pb2
 from croupier_gateway.errors import ApiError, bad_request, forbidden, not_found, unauthenticated
 from croupier_gateway.feed import FeedHub
 from croupier_gateway.metrics import GatewayMetrics
+from croupier_gateway.operators import OperatorDesk
 from croupier_gateway.ratelimit import RateLimiter
 from croupier_gateway.reads import ReadStore, Snapshot, table_summary
 from croupier_gateway.routing import Router
 from croupier_gateway.settings import GatewaySettings
 from croupier_gateway.tokens import SeatClaims, TokenError, TokenSigner
+from croupier_gateway.validation import (
+    MAX_LIST,
+    MAX_OPTIONS,
+    MAX_WAIT_S,
+    NEW_GAME_WAIT_S,
+    STATUSES,
+    check_command_id,
+    check_game_id,
+    check_seat,
+    check_text,
+    option_text,
+)
 
 log = structlog.get_logger("croupier.gateway")
 
-GAME_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-COMMAND_ID_MAX = 100
-MAX_SEATS = 64
-MAX_OPTIONS = 32
-MAX_LIST = 200
-STATUSES = ("open", "running", "over")
-MAX_WAIT_S = 30.0
-NEW_GAME_WAIT_S = 10.0
-
-
-def check_game_id(game_id: Any, field: str = "game_id") -> str:
-    if not isinstance(game_id, str) or not GAME_ID_RE.match(game_id):
-        raise bad_request("invalid_game_id", "a game id is 1..128 letters, digits and . _ : -", field)
-    return game_id
-
-
-def check_command_id(command_id: Any, field: str = "command_id", *, required: bool = True) -> str:
-    if command_id is None or command_id == "":
-        if required:
-            raise bad_request("missing_command_id", "command_id is required (a retry sends the same one)", field)
-        return secrets.token_hex(12)
-    if not isinstance(command_id, str) or len(command_id) > COMMAND_ID_MAX or not command_id.isprintable():
-        raise bad_request("invalid_command_id", f"command_id is 1..{COMMAND_ID_MAX} printable characters", field)
-    return command_id
-
-
-def check_seat(seat: Any, field: str = "seat") -> int:
-    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < MAX_SEATS:
-        raise bad_request("invalid_seat", f"a seat is a number from 0 to {MAX_SEATS - 1}", field)
-    return seat
-
-
-def check_text(value: Any, field: str, limit: int) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str) or len(value) > limit or not value.isprintable():
-        raise bad_request(f"invalid_{field}", f"{field} is a printable string of at most {limit} characters", field)
-    return value
-
-
-def option_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-class Gateway:
+class Gateway(OperatorDesk):
     def __init__(self, settings: GatewaySettings, redis: Any, *, router: Router | None = None,
                  hub: FeedHub | None = None, metrics: GatewayMetrics | None = None):
         self.s = settings
@@ -411,116 +373,3 @@ class Gateway:
                     return  # nothing newer will ever come
                 first = False
                 await watch.wait(self.s.stream_poll_s)
-
-    # -- operators ------------------------------------------------------------------------
-
-    async def operator_games(self, game_type: Any, status: Any, q: Any, limit: int, offset: int) -> dict[str, Any]:
-        if game_type not in (None, ""):
-            game_type = self.spec(game_type).id
-        if status not in (None, "") and status not in STATUSES:
-            raise bad_request("invalid_status", f"status is one of {', '.join(STATUSES)}", "status")
-        q = check_text(q, "q", 64).lower()
-        limit, offset = self._page(limit, offset)
-        if game_type and status:
-            key = {"open": self.keys.lobby, "running": self.keys.running, "over": self.keys.finished}[status](game_type)
-        else:
-            key = self.keys.all_games()
-        rows: list[dict] = []
-        skipped = scanned = 0
-        max_scan, page = 20_000, 500
-        position = 0
-        while len(rows) < limit and scanned < max_scan:
-            members = await self.reads.listing(key, position, page)
-            if not members:
-                break
-            position += len(members)
-            scanned += len(members)
-            ids = [m.split(":", 1)[1] if key == self.keys.all_games() and ":" in m else m for m in members]
-            for gid, meta in zip(ids, await self.reads.metas(ids)):
-                if not meta:
-                    continue
-                row = table_summary(gid, meta)
-                if game_type and row["game_type"] != game_type or status and row["status"] != status:
-                    continue
-                if q and q not in gid.lower() and not any(
-                        isinstance(p, dict) and q in str(p.get("player", "")).lower() for p in row["players"]):
-                    continue
-                if skipped < offset:
-                    skipped += 1
-                    continue
-                rows.append(row)
-                if len(rows) >= limit:
-                    break
-        return {"games": rows, "scanned": scanned, "total": await self.reads.count(key)}
-
-    async def operator_game(self, game_id: str) -> dict[str, Any]:
-        check_game_id(game_id)
-        meta = await self.reads.meta(game_id)
-        if not meta:
-            raise not_found("no_such_game", f"no game {game_id}")
-        summary = table_summary(game_id, meta)
-        raw = await self.reads.all_views(game_id)
-        views: dict[str, Any] = {}
-        actions: dict[str, Any] = {}
-        for name, value in raw.items():
-            if name.startswith("actions:"):
-                actions[name.split(":", 1)[1]] = json.loads(value)
-            else:
-                views[name] = json.loads(value)
-        game_type = summary["game_type"]
-        owner = ""
-        if game_type in registry.GAME_IDS:
-            owner = await self.router.owner_of(game_type, game_id)
-        return {"table": summary, "views": views, "actions": actions, "owner": owner}
-
-    async def force_end(self, game_id: str, reason: Any, command_id: Any = None) -> dict[str, Any]:
-        check_game_id(game_id)
-        reason = check_text(reason, "reason", 200) or "ended by an operator"
-        game_type = await self.game_type_of(game_id)
-        cid = check_command_id(command_id, required=False)
-        request = rules_pb2.ForceEndRequest(game_type=game_type, game_id=game_id, reason=reason,
-                                            command_id=f"force:{cid}")
-        response = await self._call(game_type, game_id, "ForceEnd", request)
-        version = int(response.result.version)
-        await self.wait_projected(game_id, version)
-        log.info("table_force_ended", game_id=game_id, reason=reason)
-        return {"game_id": game_id, "version": version}
-
-    async def health(self, *, deep: bool = False) -> dict[str, Any]:
-        """Redis, the projector's lag, and who owns which partitions; with deep, ask every
-        rules replica's gRPC health service too."""
-        out: dict[str, Any] = {"gateway": {"ok": True, "uptime_s": round(time.time() - self.started, 1),
-                                           "streams": self.open_streams, "feed_channels": self.hub.channels}}
-        try:
-            await asyncio.wait_for(self.redis.ping(), 2)
-            out["redis"] = {"ok": True}
-        except Exception as exc:
-            out["redis"] = {"ok": False, "error": type(exc).__name__}
-            out["ok"] = False
-            return out
-        lag_raw = await self.redis.hgetall(self.keys.lag())
-        lag = {k.decode(): int(v) for k, v in lag_raw.items()}
-        out["projector"] = {"ok": bool(lag), "lag": sum(lag.values()) if lag else None, "partitions": len(lag)}
-        rules: dict[str, Any] = {}
-        for game_type in registry.GAME_IDS:
-            entry = await self.router.owners(game_type, refresh=True)
-            addresses = sorted(set(entry.owners.values()))
-            info: dict[str, Any] = {"partitions": entry.partitions, "owned": len(entry.owners),
-                                    "replicas": addresses,
-                                    "ok": bool(entry.partitions) and len(entry.owners) >= entry.partitions}
-            if deep and addresses:
-                info["replica_health"] = {a: await self._grpc_health(a) for a in addresses}
-                info["ok"] = info["ok"] and all(v == "SERVING" for v in info["replica_health"].values())
-            rules[game_type] = info
-        out["rules"] = rules
-        out["ok"] = out["redis"]["ok"] and all(r["ok"] for r in rules.values())
-        return out
-
-    async def _grpc_health(self, address: str) -> str:
-        try:
-            async with grpc.aio.insecure_channel(address) as channel:
-                stub = health_pb2_grpc.HealthStub(channel)
-                reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
-                return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
-        except Exception as exc:
-            return f"unreachable ({type(exc).__name__})"

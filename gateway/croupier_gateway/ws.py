@@ -23,9 +23,9 @@ import structlog
 from fastapi import FastAPI
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from croupier_gateway.core import check_game_id
 from croupier_gateway.errors import WS_CLOSE_BASE, ApiError, bad_request
 from croupier_gateway.reads import Snapshot
+from croupier_gateway.validation import check_game_id
 
 log = structlog.get_logger("croupier.gateway")
 

@@ -1,0 +1,135 @@
+"""What operators may do, behind the operator credential (app.py checks it): list and
+search games, read any game's full state, force-end a stuck table, and the services' health.
+Mixed into core.Gateway; the replay and audit routes (issue 12) live in replay_routes.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import grpc
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from croupier.engine import registry
+from croupier.v1 import rules_pb2
+from croupier_gateway.errors import bad_request, not_found
+from croupier_gateway.reads import table_summary
+from croupier_gateway.validation import STATUSES, check_command_id, check_game_id, check_text
+
+log = structlog.get_logger("croupier.gateway")
+
+
+class OperatorDesk:
+    async def operator_games(self, game_type: Any, status: Any, q: Any, limit: int, offset: int) -> dict[str, Any]:
+        if game_type not in (None, ""):
+            game_type = self.spec(game_type).id
+        if status not in (None, "") and status not in STATUSES:
+            raise bad_request("invalid_status", f"status is one of {', '.join(STATUSES)}", "status")
+        q = check_text(q, "q", 64).lower()
+        limit, offset = self._page(limit, offset)
+        if game_type and status:
+            key = {"open": self.keys.lobby, "running": self.keys.running, "over": self.keys.finished}[status](game_type)
+        else:
+            key = self.keys.all_games()
+        rows: list[dict] = []
+        skipped = scanned = 0
+        max_scan, page = 20_000, 500
+        position = 0
+        while len(rows) < limit and scanned < max_scan:
+            members = await self.reads.listing(key, position, page)
+            if not members:
+                break
+            position += len(members)
+            scanned += len(members)
+            ids = [m.split(":", 1)[1] if key == self.keys.all_games() and ":" in m else m for m in members]
+            for gid, meta in zip(ids, await self.reads.metas(ids)):
+                if not meta:
+                    continue
+                row = table_summary(gid, meta)
+                if game_type and row["game_type"] != game_type or status and row["status"] != status:
+                    continue
+                if q and q not in gid.lower() and not any(
+                        isinstance(p, dict) and q in str(p.get("player", "")).lower() for p in row["players"]):
+                    continue
+                if skipped < offset:
+                    skipped += 1
+                    continue
+                rows.append(row)
+                if len(rows) >= limit:
+                    break
+        return {"games": rows, "scanned": scanned, "total": await self.reads.count(key)}
+
+    async def operator_game(self, game_id: str) -> dict[str, Any]:
+        check_game_id(game_id)
+        meta = await self.reads.meta(game_id)
+        if not meta:
+            raise not_found("no_such_game", f"no game {game_id}")
+        summary = table_summary(game_id, meta)
+        raw = await self.reads.all_views(game_id)
+        views: dict[str, Any] = {}
+        actions: dict[str, Any] = {}
+        for name, value in raw.items():
+            if name.startswith("actions:"):
+                actions[name.split(":", 1)[1]] = json.loads(value)
+            else:
+                views[name] = json.loads(value)
+        game_type = summary["game_type"]
+        owner = ""
+        if game_type in registry.GAME_IDS:
+            owner = await self.router.owner_of(game_type, game_id)
+        return {"table": summary, "views": views, "actions": actions, "owner": owner}
+
+    async def force_end(self, game_id: str, reason: Any, command_id: Any = None) -> dict[str, Any]:
+        check_game_id(game_id)
+        reason = check_text(reason, "reason", 200) or "ended by an operator"
+        game_type = await self.game_type_of(game_id)
+        cid = check_command_id(command_id, required=False)
+        request = rules_pb2.ForceEndRequest(game_type=game_type, game_id=game_id, reason=reason,
+                                            command_id=f"force:{cid}")
+        response = await self._call(game_type, game_id, "ForceEnd", request)
+        version = int(response.result.version)
+        await self.wait_projected(game_id, version)
+        log.info("table_force_ended", game_id=game_id, reason=reason)
+        return {"game_id": game_id, "version": version}
+
+    async def health(self, *, deep: bool = False) -> dict[str, Any]:
+        """Redis, the projector's lag, and who owns which partitions; with deep, ask every
+        rules replica's gRPC health service too."""
+        out: dict[str, Any] = {"gateway": {"ok": True, "uptime_s": round(time.time() - self.started, 1),
+                                           "streams": self.open_streams, "feed_channels": self.hub.channels}}
+        try:
+            await asyncio.wait_for(self.redis.ping(), 2)
+            out["redis"] = {"ok": True}
+        except Exception as exc:
+            out["redis"] = {"ok": False, "error": type(exc).__name__}
+            out["ok"] = False
+            return out
+        lag_raw = await self.redis.hgetall(self.keys.lag())
+        lag = {k.decode(): int(v) for k, v in lag_raw.items()}
+        out["projector"] = {"ok": bool(lag), "lag": sum(lag.values()) if lag else None, "partitions": len(lag)}
+        rules: dict[str, Any] = {}
+        for game_type in registry.GAME_IDS:
+            entry = await self.router.owners(game_type, refresh=True)
+            addresses = sorted(set(entry.owners.values()))
+            info: dict[str, Any] = {"partitions": entry.partitions, "owned": len(entry.owners),
+                                    "replicas": addresses,
+                                    "ok": bool(entry.partitions) and len(entry.owners) >= entry.partitions}
+            if deep and addresses:
+                info["replica_health"] = {a: await self._grpc_health(a) for a in addresses}
+                info["ok"] = info["ok"] and all(v == "SERVING" for v in info["replica_health"].values())
+            rules[game_type] = info
+        out["rules"] = rules
+        out["ok"] = out["redis"]["ok"] and all(r["ok"] for r in rules.values())
+        return out
+
+    async def _grpc_health(self, address: str) -> str:
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = health_pb2_grpc.HealthStub(channel)
+                reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+                return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+        except Exception as exc:
+            return f"unreachable ({type(exc).__name__})"

@@ -1,0 +1,55 @@
+"""Checks of client input, shared by every face of the gateway: a failure is a 400 that names
+the field at fault, raised before any rules service sees the request."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+
+from croupier_gateway.errors import bad_request
+
+GAME_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+COMMAND_ID_MAX = 100
+MAX_SEATS = 64
+MAX_OPTIONS = 32
+MAX_LIST = 200
+STATUSES = ("open", "running", "over")
+MAX_WAIT_S = 30.0
+NEW_GAME_WAIT_S = 10.0
+
+
+def check_game_id(game_id: Any, field: str = "game_id") -> str:
+    if not isinstance(game_id, str) or not GAME_ID_RE.match(game_id):
+        raise bad_request("invalid_game_id", "a game id is 1..128 letters, digits and . _ : -", field)
+    return game_id
+
+
+def check_command_id(command_id: Any, field: str = "command_id", *, required: bool = True) -> str:
+    if command_id is None or command_id == "":
+        if required:
+            raise bad_request("missing_command_id", "command_id is required (a retry sends the same one)", field)
+        return secrets.token_hex(12)
+    if not isinstance(command_id, str) or len(command_id) > COMMAND_ID_MAX or not command_id.isprintable():
+        raise bad_request("invalid_command_id", f"command_id is 1..{COMMAND_ID_MAX} printable characters", field)
+    return command_id
+
+
+def check_seat(seat: Any, field: str = "seat") -> int:
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < MAX_SEATS:
+        raise bad_request("invalid_seat", f"a seat is a number from 0 to {MAX_SEATS - 1}", field)
+    return seat
+
+
+def check_text(value: Any, field: str, limit: int) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > limit or not value.isprintable():
+        raise bad_request(f"invalid_{field}", f"{field} is a printable string of at most {limit} characters", field)
+    return value
+
+
+def option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

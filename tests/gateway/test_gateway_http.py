@@ -240,3 +240,27 @@ def test_stream_refusals_close_with_4000_plus_status(client):
             with pytest.raises(WebSocketDisconnect) as closed:
                 ws.receive_text()
             assert closed.value.code == code
+
+
+def test_metrics_are_labelled_by_route_template(client):
+    gid = create(client)
+    client.get(f"/v1/tables/{gid}")
+    text = client.get("/metrics").text
+    assert 'route="/v1/tables/{game_id}"' in text and gid not in text
+
+
+def test_cors_allows_only_the_configured_origins(fake_stack):
+    import dataclasses
+
+    from starlette.testclient import TestClient
+
+    from croupier_gateway.app import create_app
+
+    settings, aredis, _, router = fake_stack
+    settings = dataclasses.replace(settings, cors_origins=("https://play.example",))
+    with TestClient(create_app(settings, redis=aredis, router=router)) as c:
+        pre = {"access-control-request-method": "POST", "access-control-request-headers": "authorization"}
+        ok = c.options("/v1/tables", headers={"origin": "https://play.example", **pre})
+        assert ok.headers.get("access-control-allow-origin") == "https://play.example"
+        other = c.options("/v1/tables", headers={"origin": "https://evil.example", **pre})
+        assert "access-control-allow-origin" not in other.headers

@@ -1,0 +1,113 @@
+"""The gRPC face on a fake Redis and router: the same checks and errors as HTTP; bytes that
+do not parse are INVALID_ARGUMENT, never INTERNAL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import grpc
+
+from croupier.v1 import gateway_pb2
+from croupier_gateway.client import GatewayError, GrpcGateway
+from croupier_gateway.core import Gateway
+from croupier_gateway.grpc_api import SERVICE, start_server
+
+
+def serve_and(fake_stack, scenario):
+    settings, aredis, _, router = fake_stack
+
+    async def main():
+        gw = Gateway(settings, aredis, router=router)
+        server, port = await start_server(gw, "127.0.0.1", 0)
+        client = GrpcGateway(f"127.0.0.1:{port}", timeout_s=10)
+        try:
+            return await scenario(client, f"127.0.0.1:{port}")
+        finally:
+            await client.close()
+            await server.stop(0)
+            await gw.close()
+
+    return asyncio.run(main())
+
+
+def test_a_game_over_grpc(fake_stack):
+    async def scenario(client, _):
+        games = await client.games()
+        created = await client.create_table("pebbles", 2)
+        gid = created["game_id"]
+        t0 = (await client.join(gid, 0, player="a"))["token"]
+        t1 = (await client.join(gid, 1, player="b"))["token"]
+        view = await client.view(gid, t0)
+        spectator = await client.view(gid)
+        actions = (await client.actions(gid, t0))["actions"]
+        errors = {}
+        for name, call in {
+            "no_token": client.actions(gid, None),
+            "bad_token": client.actions(gid, "garbage"),
+            "wrong_turn": client.submit(gid, t1, "c1", actions[0]),
+            "conflict": client.submit(gid, t0, "c2", actions[0], expected_version=1),
+            "no_command_id": client.submit(gid, t0, "", actions[0]),
+            "bad_seat": client.join(gid, 99),
+        }.items():
+            try:
+                await call
+            except GatewayError as exc:
+                errors[name] = (exc.status, exc.code)
+        done = await client.submit(gid, t0, "c3", actions[0])
+        updates = []
+        async for update in client.updates(gid, t1, 0):
+            updates.append(update)
+            break
+        return games, view, spectator, errors, done, updates
+
+    games, view, spectator, errors, done, updates = serve_and(fake_stack, scenario)
+    assert [g["id"] for g in games] == ["pebbles"]
+    assert view["seat"] == 0 and view["view"]["game"]["hands"][1] is None
+    assert spectator["seat"] is None and spectator["view"]["game"]["hands"] == [None, None]
+    assert errors == {"no_token": (401, "unauthenticated"), "bad_token": (401, "unauthenticated"),
+                      "wrong_turn": (422, "not_your_turn"), "conflict": (409, "version_conflict"),
+                      "no_command_id": (400, "missing_command_id"), "bad_seat": (400, "invalid_seat")}
+    assert done["seat"] == 0 and not done["duplicate"]
+    assert updates[0].version == done["version"] and updates[0].actions
+
+
+def test_random_bytes_are_invalid_argument(fake_stack):
+    async def scenario(client, address):
+        codes = set()
+        rng = random.Random(7)
+        async with grpc.aio.insecure_channel(address) as channel:
+            for method in SERVICE.methods:
+                for _ in range(15):
+                    payload = rng.randbytes(rng.randint(1, 64))
+                    call = (channel.unary_stream if method.server_streaming else channel.unary_unary)(
+                        f"/{SERVICE.full_name}/{method.name}")
+                    try:
+                        result = call(payload, timeout=1)
+                        if method.server_streaming:
+                            async for _ in result:
+                                pass
+                        else:
+                            await result
+                        codes.add("OK")
+                    except grpc.aio.AioRpcError as error:
+                        codes.add(error.code().name)
+        return codes
+
+    codes = serve_and(fake_stack, scenario)
+    assert not codes & {"INTERNAL", "UNKNOWN", "UNIMPLEMENTED"}, codes
+    assert "INVALID_ARGUMENT" in codes
+
+
+def test_tables_listing_over_grpc(fake_stack):
+    async def scenario(client, _):
+        gid = (await client.create_table("pebbles", 2))["game_id"]
+        listed = await client.stub.ListTables(gateway_pb2.ListTablesRequest(game_type="pebbles"))
+        table = await client.table(gid)
+        return gid, listed, table
+
+    gid, listed, table = serve_and(fake_stack, scenario)
+    assert [t.game_id for t in listed.tables] == [gid]
+    assert listed.tables[0].status == gateway_pb2.TABLE_STATUS_OPEN
+    assert table["status"] == "open" and json.dumps(table["players"]) == "[null, null]"

@@ -94,13 +94,40 @@ class Launcher:
         for game in games:
             ensure_topic(settings, settings.topic(game))
 
-    def start(self, games: Iterable[str]) -> None:
+    def start(self, games: Iterable[str], *, owned_within_s: float = 30.0) -> None:
+        """Start a rules replica per game, the projector and the gateway, all at once. A replica
+        whose partitions do not all get an owner within owned_within_s (a rebalance during its
+        start can leave one without) is started again, once."""
         self.games = list(games)
         self.prepare_topics(self.games)
-        for game in self.games:
-            self._start(f"rules-{game}", ["serve", "rules", "--game", game, "--port", str(free_port())])
+        rules = {game: self._start_rules(game) for game in self.games}
         self._start("projector", ["serve", "projector"])
         self._start("gateway", ["serve", "gateway", "--port", str(self.http_port), "--grpc-port", str(self.grpc_port)])
+        r = redis_lib.Redis.from_url(self.redis_url)
+        try:
+            deadline = time.monotonic() + owned_within_s
+            waiting = set(self.games)
+            while waiting and time.monotonic() < deadline:
+                for game in list(waiting):
+                    if not rules[game].alive():
+                        raise RuntimeError(f"{rules[game].name} exited:\n{rules[game].tail()}")
+                    if self._owned(r, game):
+                        waiting.discard(game)
+                time.sleep(0.2)
+            for game in waiting:
+                rules[game].terminate()
+                rules[game].wait(10)
+                self.processes.remove(rules[game])
+                self._start_rules(game)
+        finally:
+            r.close()
+
+    def _start_rules(self, game: str) -> Process:
+        return self._start(f"rules-{game}", ["serve", "rules", "--game", game, "--port", str(free_port())])
+
+    def _owned(self, r: redis_lib.Redis, game: str) -> bool:
+        count = r.get(f"{self.prefix}croupier:partitions:{game}")
+        return bool(count) and r.hlen(f"{self.prefix}croupier:owners:{game}") >= int(count)
 
     def wait_ready(self, timeout_s: float = 90.0) -> None:
         """Until every game type's partitions all have an owner, the projector reports its lag
@@ -114,9 +141,7 @@ class Launcher:
                     if not p.alive():
                         raise RuntimeError(f"{p.name} exited:\n{p.tail()}")
                 for game in list(pending):
-                    count = r.get(f"{self.prefix}croupier:partitions:{game}")
-                    owned = r.hlen(f"{self.prefix}croupier:owners:{game}")
-                    if count and owned >= int(count):
+                    if self._owned(r, game):
                         pending.discard(game)
                 if not pending and r.hlen(f"{self.prefix}projector:lag"):  # the projector has its partitions
                     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import time
 
 import grpc
 import pytest
@@ -44,8 +45,14 @@ def target(stack_services):
 
     running, tokens, open_ = run(make())
     r = redis.Redis.from_url(stack_services.redis_url)
-    before = snapshot(r, stack_services.prefix)
-    assert running in before and open_ in before
+    deadline = time.monotonic() + 30
+    while True:  # the projector shows both tables with every join (it may lag a moment)
+        before = snapshot(r, stack_services.prefix)
+        states = {gid: dict(before[gid][0]).get(b"free_seats") for gid in (running, open_) if gid in before}
+        if states == {running: b"0", open_: b"1"} or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert states == {running: b"0", open_: b"1"}
     yield {"running": running, "token": tokens[0], "open": open_, "before": before, "redis": r}
     r.close()
 
@@ -69,7 +76,7 @@ def _choice(case, n: int) -> int:
 
 
 @schema.parametrize()
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 def test_http_api_never_answers_5xx(case, stack_services, target):
     pick = _choice(case, 6)
     if case.path_parameters and "game_id" in case.path_parameters and pick < 3:

@@ -115,6 +115,8 @@ class Launcher:
                         waiting.discard(game)
                 time.sleep(0.2)
             for game in waiting:
+                print(f"launcher: {game}'s partitions are not all owned after {owned_within_s:.0f} s; "
+                      "starting its rules replica again", file=sys.stderr, flush=True)
                 rules[game].terminate()
                 rules[game].wait(10)
                 self.processes.remove(rules[game])

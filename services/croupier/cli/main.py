@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "stack",
     "serve",
     "projector",
+    "replay",
 ]
 
 

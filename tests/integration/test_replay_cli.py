@@ -60,8 +60,9 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_
 
         tampered = tmp_path / "tampered.jsonl"
         rows = [json.loads(x) for x in lines]
-        rows[40]["payload"]["forged"] = True
-        tampered.write_text("\n".join(json.dumps(x) for x in rows) + "\n")
+        forged = [dict(x) for x in rows]
+        forged[40] = {**rows[40], "payload": {**rows[40]["payload"], "forged": True}}
+        tampered.write_text("\n".join(json.dumps(x) for x in forged) + "\n")
         r = croupier(env, "audit", "--file", str(tampered), "--json")
         assert r.returncode == 1
         assert json.loads(r.stdout)["first_fault"]["seq"] == rows[40]["seq"]
@@ -73,7 +74,8 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_
         r = croupier(env, "replay", gid, "--as", "7")
         assert r.returncode == 2 and "seat 7" in r.stderr
 
-        r = croupier(env, "fork", gid, "--at", "40", "--rules", addr)
+        at = next(x["seq"] - 1 for x in rows[40:] if x["cause"] is not None)  # where a command's events end
+        r = croupier(env, "fork", gid, "--at", str(at), "--rules", addr)
         assert r.returncode == 0, r.stderr
         fork_id = json.loads(r.stdout)["game_id"]
 
@@ -90,7 +92,7 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_
             return view, res
 
         view, res = asyncio.run(go_on())
-        assert view["origin"]["game_id"] == gid and view["origin"]["seq"] == 40
+        assert view["origin"]["game_id"] == gid and view["origin"]["seq"] == at
         assert res.result.version == 3 + (res.result.last_seq - res.result.first_seq)
         r = croupier(env, "audit", fork_id)
         assert r.returncode == 0, r.stdout + r.stderr

@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "stack",
     "serve",
     "projector",
+    "replay",
+    "status",
     "play",
     "demo",
 ]

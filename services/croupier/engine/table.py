@@ -119,8 +119,31 @@ class TableEnded(Event):
     seed: str
 
 
-TABLE_COMMANDS = (CreateTable, JoinSeat, LeaveSeat, ForceEnd, Start, Tick)
-TABLE_EVENTS = (TableCreated, SeatJoined, SeatLeft, TableStarted, TableEnded)
+@dataclass(frozen=True, kw_only=True)
+class ForkTable(Command):
+    """Start a new table from step `at_seq` of another game ("what if", or resuming an
+    interrupted game). The origin's envelopes up to that step travel in the command."""
+
+    TYPE: ClassVar[str] = "ForkTable"
+    origin_events: tuple
+    seed: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableForked(Event):
+    """The origin's log up to the fork point, verbatim: the new table's state is the fold of
+    it (so an audit of the fork re-checks the origin too); fresh randomness comes from this
+    table's own seed from here on."""
+
+    TYPE: ClassVar[str] = "TableForked"
+    origin_game_id: str
+    origin_seq: int
+    origin_hash: str
+    events: tuple
+
+
+TABLE_COMMANDS = (CreateTable, JoinSeat, LeaveSeat, ForceEnd, Start, Tick, ForkTable)
+TABLE_EVENTS = (TableCreated, SeatJoined, SeatLeft, TableStarted, TableEnded, TableForked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +238,45 @@ class TableHost:
 
     def game_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in options.items() if k not in (TURN_CLOCK_MS, TURN_CLOCK_ACTION)}
+
+    def fork(
+        self,
+        game_id: str,
+        origin: Sequence[Envelope],
+        seed_hex: str,
+        *,
+        now: int = 0,
+        command_id: str | None = None,
+    ) -> list[Envelope]:
+        """A new table whose first events name its origin and carry the origin's log up to
+        the fork point. The origin must be a clean log of this game type."""
+        from croupier.engine.envelope import verify_chain
+
+        if not origin:
+            raise Rejection("empty_origin", "nothing to fork from", MALFORMED)
+        if origin[0].game_type != self.spec.id:
+            raise Rejection("wrong_game_type", f"the origin is a {origin[0].game_type} game", MALFORMED)
+        fault = verify_chain(origin)
+        if fault:
+            raise Rejection("origin_corrupt", f"the origin's log is broken at {fault}", "illegal")
+        head = next((e for e in reversed(origin) if e.cause is not None), None)
+        if head is not None and head.seq + head.cause["events"] - 1 != origin[-1].seq:
+            end = head.seq + head.cause["events"] - 1
+            raise Rejection("mid_command", f"seq {origin[-1].seq} is inside the events of one command "
+                            f"({head.seq}..{end}); fork at {head.seq - 1} or {end}", MALFORMED)
+        origin_state = self.fold(origin)
+        if origin_state.status == OPEN:
+            raise Rejection("origin_not_started", "fork from a step after the game started", "illegal")
+        if origin_state.status == OVER and origin[-1].type == "TableEnded":
+            raise Rejection("origin_over", "fork from a step before the game ended", "illegal")
+        last = origin[-1]
+        link = {"game_id": last.game_id, "seq": last.seq, "hash": last.hash}
+        created = TableCreated(seats=origin_state.seats, options=dict(origin_state.options),
+                               seed_hash=commitment(seed_hex), seed=seed_hex, origin=link)
+        forked = TableForked(origin_game_id=last.game_id, origin_seq=last.seq, origin_hash=last.hash,
+                             events=tuple(env.to_dict() for env in origin))
+        cmd = ForkTable(origin_events=(), seed=seed_hex)
+        return self._seal(None, game_id, [created, forked], cmd, [], command_id, now)
 
     def decide(
         self,
@@ -414,6 +476,13 @@ class TableHost:
             return dataclasses.replace(state, status=OVER, result=dict(event.result), end_reason=event.reason)
         if isinstance(event, TableCreated):
             return state
+        if isinstance(event, TableForked):
+            origin = self.fold(Envelope.from_dict(e) for e in event.events)
+            # The origin's seats, game and clock; this table's own id, seed and counter.
+            return dataclasses.replace(
+                origin, game_id=state.game_id, seed=state.seed, seed_hash=state.seed_hash, rng_counter=0,
+                origin=state.origin, created=state.created, version=state.version, last_hash=state.last_hash,
+            )
         return dataclasses.replace(state, game=self.spec.evolve(state.game, event))
 
     def fold(self, envelopes: Iterable[Envelope], state: TableState | None = None) -> TableState | None:

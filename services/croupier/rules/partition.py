@@ -60,6 +60,7 @@ class Pending:
     expected_version: int | None
     future: asyncio.Future
     create: dict | None = None
+    fork: dict | None = None
     enqueued: float = field(default_factory=time.perf_counter)
 
 
@@ -299,11 +300,15 @@ class PartitionOwner:
             prior = slot.seen.get(item.command_id)
         if prior is not None:
             return slot, Outcome(prior.game_id, prior.first_seq, prior.last_seq, prior.version, prior.event_types, True), []
-        if item.create is not None:
+        if item.create is not None or item.fork is not None:
             if slot is not None:
                 raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)
-            c = item.create
-            envs = host.create(item.game_id, c["seats"], c["options"], c["seed"], now=now, command_id=item.command_id)
+            if item.create is not None:
+                c = item.create
+                envs = host.create(item.game_id, c["seats"], c["options"], c["seed"], now=now, command_id=item.command_id)
+            else:
+                f = item.fork
+                envs = host.fork(item.game_id, f["origin"], f["seed"], now=now, command_id=item.command_id)
             new = Slot(state=host.fold(envs))
         else:
             if slot is None:

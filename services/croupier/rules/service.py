@@ -78,14 +78,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return owner, partition
 
     async def _write(self, rpc: str, context, game_type: str, game_id: str, command_id: str, *,
-                     command=None, create=None, expected_version=None) -> rules_pb2.CommandResult | None:
+                     command=None, create=None, fork=None, expected_version=None) -> rules_pb2.CommandResult | None:
         started = time.perf_counter()
         log_ = log.bind(game_id=game_id, command_id=command_id, rpc=rpc)
         try:
             _check_id("command_id", command_id)
             owner, partition = self._owner(game_type, game_id)
             future = asyncio.get_running_loop().create_future()
-            owner.submit(Pending(game_id, command, command_id, expected_version, future, create=create))
+            owner.submit(Pending(game_id, command, command_id, expected_version, future, create=create, fork=fork))
             try:
                 outcome: Outcome = await asyncio.wait_for(future, COMMAND_TIMEOUT_S)
             except asyncio.TimeoutError:
@@ -116,6 +116,31 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         owner, _ = self._owner(request.game_type, request.game_id)
         slot = owner.games.get(request.game_id)
         return rules_pb2.CreateGameResponse(result=result, seed_hash=slot.state.seed_hash if slot else "")
+
+    async def ForkGame(self, request, context):
+        from croupier.rules.store import read_game
+
+        try:
+            if request.game_type and request.game_type != self.s.game:
+                raise Rejection("wrong_game_type", f"this service hosts {self.s.game}, not {request.game_type}", NOT_FOUND)
+            _check_id("origin_game_id", request.origin_game_id)
+            loop = asyncio.get_running_loop()
+            origin = await loop.run_in_executor(None, read_game, self.s.kafka, request.origin_game_id, [self.s.game])
+            if not origin:
+                raise Rejection("no_such_game", f"no game {request.origin_game_id}", NOT_FOUND)
+            if not 1 <= request.at_seq <= origin[-1].seq:
+                raise Rejection("bad_seq", f"at_seq must be 1..{origin[-1].seq}", "malformed")
+            origin = [env for env in origin if env.seq <= request.at_seq]
+        except Rejection as exc:
+            await self._abort(context, exc)
+            return rules_pb2.ForkGameResponse()
+        result = await self._write("ForkGame", context, request.game_type, request.game_id, request.command_id,
+                                   fork={"origin": origin, "seed": secrets.token_hex(32)})
+        if result is None:
+            return rules_pb2.ForkGameResponse()
+        owner, _ = self._owner(request.game_type, request.game_id)
+        slot = owner.games.get(request.game_id)
+        return rules_pb2.ForkGameResponse(result=result, seed_hash=slot.state.seed_hash if slot else "")
 
     async def JoinSeat(self, request, context):
         cmd = JoinSeat(seat=request.seat, player=request.player, bot=request.bot or None, entropy=request.entropy)

@@ -161,3 +161,34 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
                 yield decode_record(record.value)
     finally:
         consumer.close()
+
+
+def read_game(settings: KafkaSettings, game_id: str, game_types: list[str]) -> list[Envelope]:
+    """One game's envelopes, complete and in order, from the partition its id hashes to
+    (tried in each candidate game type's topic)."""
+    for game_type in game_types:
+        topic = settings.topic(game_type)
+        try:
+            partitions = topic_partitions(settings, topic, timeout_s=3.0)
+        except TimeoutError:
+            continue
+        found = [env for env in read_partition(settings, topic, partition_for(game_id, partitions)) if env.game_id == game_id]
+        if found:
+            return found
+    return []
+
+
+def read_topic_games(settings: KafkaSettings, game_type: str, since_ms: int = 0) -> dict[str, list[Envelope]]:
+    """Every game of a type created at or after since_ms, each complete and in order."""
+    topic = settings.topic(game_type)
+    games: dict[str, list[Envelope]] = {}
+    skip: set[str] = set()
+    for partition in range(topic_partitions(settings, topic)):
+        for env in read_partition(settings, topic, partition):
+            if env.game_id in skip:
+                continue
+            if env.seq == 1 and env.time < since_ms:
+                skip.add(env.game_id)
+                continue
+            games.setdefault(env.game_id, []).append(env)
+    return games

@@ -1,0 +1,242 @@
+"""Audit and replay of one game's log, in process (pure: the caller reads the log).
+
+audit() checks, in this order, and names the first seq at fault:
+1. seq contiguity and the hash chain (nothing altered, removed, swapped or inserted);
+2. the seed against its commitment (TableCreated's seed_hash, TableEnded's revealed seed);
+3. every recorded random draw against the seed and the seats' entropy;
+4. every recorded command re-run through the engine of the game's rules version: the
+   events it yields must be the recorded ones, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from croupier.engine import registry
+from croupier.engine.codec import canonical_json
+from croupier.engine.contract import Rejection
+from croupier.engine.envelope import Envelope, verify_chain
+from croupier.engine.rng import commitment, verify_draws
+from croupier.engine.table import OVER, TableCreated, TableHost, TableState
+
+
+@dataclass
+class AuditReport:
+    game_id: str
+    game_type: str
+    events: int
+    commands: int = 0
+    draws: int = 0
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.faults
+
+    def fault(self, seq: int, check: str, what: str) -> None:
+        self.faults.append({"seq": seq, "check": check, "what": what})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "game_id": self.game_id,
+            "game_type": self.game_type,
+            "events": self.events,
+            "commands": self.commands,
+            "draws": self.draws,
+            "first_fault": self.faults[0] if self.faults else None,
+            "faults": self.faults[:20],
+        }
+
+
+def batches(envelopes: Sequence[Envelope]) -> list[list[Envelope]]:
+    """The log cut into the batches that one command each produced."""
+    out: list[list[Envelope]] = []
+    for env in envelopes:
+        if env.cause is not None or not out:
+            out.append([env])
+        else:
+            out[-1].append(env)
+    return out
+
+
+def host_for(envelopes: Sequence[Envelope]) -> TableHost:
+    first = envelopes[0]
+    spec = registry.get(first.game_type).for_version(first.rules_version)
+    return TableHost(spec)
+
+
+def audit(envelopes: Sequence[Envelope]) -> AuditReport:
+    if not envelopes:
+        return AuditReport("", "", 0, faults=[{"seq": 0, "check": "log", "what": "the log is empty"}])
+    first = envelopes[0]
+    report = AuditReport(first.game_id, first.game_type, len(envelopes))
+    fault = verify_chain(envelopes)
+    if fault:
+        report.fault(fault.seq, "chain", fault.what)
+        return report
+    try:
+        host = host_for(envelopes)
+    except Rejection as exc:
+        report.fault(first.seq, "rules_version", exc.message)
+        return report
+    if first.type != TableCreated.TYPE:
+        report.fault(first.seq, "seed", "the log does not begin with TableCreated")
+        return report
+    created = first.payload
+    if commitment(created["seed"]) != created["seed_hash"]:
+        report.fault(first.seq, "seed", "the seed does not match the hash committed at creation")
+        return report
+    # Every draw happens once the game has started (the setup draws are recorded in the
+    # batch of the last JoinSeat, beside TableStarted), so all use the start's entropy.
+    entropy = _entropy(envelopes)
+    if len(envelopes) > 1 and envelopes[1].type == "TableForked":
+        origin = [Envelope.from_dict(e) for e in envelopes[1].payload["events"]]
+        sub = audit(origin)
+        if not sub.ok:
+            f = sub.faults[0]
+            report.fault(envelopes[1].seq, "origin", f"the forked-from log of {sub.game_id} fails at seq {f['seq']}: {f['what']}")
+            return report
+    for env in envelopes:
+        if env.type == "TableEnded" and env.payload.get("seed") != created["seed"]:
+            report.fault(env.seq, "seed", "the seed revealed at the end is not the committed one")
+            return report
+        if env.cause:
+            for problem in verify_draws(created["seed"], entropy, env.cause.get("draws", [])):
+                report.fault(env.seq, "randomness", problem)
+                return report
+            report.draws += len(env.cause.get("draws", []))
+    _rerun(host, envelopes, report)
+    return report
+
+
+def _entropy(envelopes: Sequence[Envelope]) -> str:
+    for env in envelopes:
+        if env.type == "TableStarted":
+            return env.payload.get("entropy", "")
+        if env.type == "TableForked":
+            return _entropy([Envelope.from_dict(e) for e in env.payload["events"]])
+    return ""
+
+
+def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) -> None:
+    state: TableState | None = None
+    for batch in batches(envelopes):
+        head = batch[0]
+        cause = head.cause
+        if cause is None:
+            report.fault(head.seq, "command", "an event with no recorded command")
+            return
+        report.commands += 1
+        try:
+            command = host.commands.decode(cause["command"], seat=cause.get("seat"))
+        except Exception as exc:
+            report.fault(head.seq, "command", f"the recorded command cannot be read: {exc}")
+            return
+        try:
+            if state is None and command.TYPE == "ForkTable":
+                forked = batch[1] if len(batch) > 1 else None
+                if forked is None or forked.type != "TableForked":
+                    report.fault(head.seq, "command", "a fork without its TableForked event")
+                    return
+                origin = [Envelope.from_dict(e) for e in forked.payload["events"]]
+                yielded = host.fork(head.game_id, origin, command.seed, now=head.time, command_id=head.command_id)
+            elif state is None:
+                yielded = host.create(head.game_id, command.seats, command.options, command.seed, now=head.time,
+                                      command_id=head.command_id, origin=command.origin)
+            else:
+                yielded = host.decide(state, command, command_id=head.command_id, now=head.time)
+        except Rejection as exc:
+            report.fault(head.seq, "engine", f"the engine refuses the recorded {command.TYPE}: {exc.message}")
+            return
+        for got, want in zip(yielded, batch):
+            if (got.type, canonical_json(got.payload)) != (want.type, canonical_json(want.payload)):
+                report.fault(want.seq, "engine",
+                             f"recorded {want.type} {canonical_json(want.payload)[:200]} but the engine yields "
+                             f"{got.type} {canonical_json(got.payload)[:200]}")
+                return
+        if len(yielded) != len(batch):
+            report.fault(head.seq, "engine", f"the command yields {len(yielded)} events but {len(batch)} are recorded")
+            return
+        if canonical_json(yielded[0].cause) != canonical_json(cause):
+            report.fault(head.seq, "randomness", "the recorded draws differ from the ones the engine makes")
+            return
+        for env in batch:
+            state = host.evolve(state, env)
+
+
+def state_at(envelopes: Sequence[Envelope], seq: int | None = None) -> tuple[TableHost, TableState]:
+    host = host_for(envelopes)
+    state = None
+    for env in envelopes:
+        if seq is not None and env.seq > seq:
+            break
+        state = host.evolve(state, env)
+    return host, state  # type: ignore[return-value]
+
+
+def view_as(envelopes: Sequence[Envelope], seq: int | None, viewer: str) -> dict[str, Any]:
+    """The game at `seq` as a viewer saw it: "spectator", a seat number, or "operator"
+    (every seat's view and the table's full record)."""
+    host, state = state_at(envelopes, seq)
+    if viewer == "operator":
+        return {
+            "version": state.version,
+            "status": state.status,
+            "spectator": host.view(state, None),
+            "seats": {str(s): host.view(state, s) for s in range(state.seats)},
+            "seed": state.seed,
+            "seed_hash": state.seed_hash,
+        }
+    seat = None if viewer == "spectator" else int(viewer)
+    if seat is not None and not 0 <= seat < state.seats:
+        raise Rejection("no_such_seat", f"seat {seat} is not at this table", "malformed")
+    return host.view(state, seat)
+
+
+def moves(envelopes: Sequence[Envelope], seq: int | None, viewer: str) -> list[str]:
+    """The moves in words, one line per command, up to `seq`. For a seat or a spectator,
+    any card id hidden from that viewer at that moment is replaced by "(hidden)"."""
+    host = host_for(envelopes)
+    spec = host.spec
+    state = None
+    lines = []
+    seat = None if viewer in ("spectator", "operator") else int(viewer)
+    for batch in batches(envelopes):
+        if seq is not None and batch[0].seq > seq:
+            break
+        for env in batch:
+            state = host.evolve(state, env)
+        words = []
+        for env in batch:
+            if env.type in host.events and env.type not in ("TableCreated",):
+                try:
+                    event = host.decode_event(env)
+                    words.append(_describe(spec, event))
+                except Exception:
+                    words.append(env.type)
+        cause = batch[0].cause or {}
+        who = "table" if cause.get("seat") is None else f"seat {cause.get('seat')}"
+        command = cause.get("command", {}).get("type", "?")
+        line = f"{batch[0].seq:>5}  {who}: {command} -> " + "; ".join(words)
+        if viewer != "operator" and state is not None and state.game is not None and state.status != OVER:
+            hidden = spec.hidden(state.game, seat)
+            for token in hidden:
+                if token in line:
+                    line = line.replace(token, "(hidden)")
+        lines.append(line)
+    return lines
+
+
+def _describe(spec, event) -> str:
+    table_words = {
+        "SeatJoined": lambda e: f"seat {e.seat} taken by {e.player or 'a player'}" + (f" ({e.bot} bot)" if e.bot else ""),
+        "SeatLeft": lambda e: f"seat {e.seat} left",
+        "TableStarted": lambda e: "the game starts",
+        "TableEnded": lambda e: f"the table ends ({e.reason})",
+    }
+    if event.TYPE in table_words:
+        return table_words[event.TYPE](event)
+    return spec.describe(event)

@@ -1,0 +1,171 @@
+"""Audit names the first seq at fault for every kind of tampering; clean games audit clean."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+
+from croupier.engine import registry
+from croupier.engine.audit import audit, moves, view_as
+from croupier.engine.envelope import GENESIS_HASH, compute_hash
+from croupier.engine.selfplay import SelfplayReport, leaks, play_one
+from croupier.engine.table import TableHost
+
+
+@functools.lru_cache(maxsize=None)
+def _played(game_id: str, seats: int | None, seed: int):
+    spec = registry.get(game_id)
+    seats = seats or spec.min_seats
+    bot = "heuristic" if "heuristic" in spec.bots else "random"
+    table = play_one(spec, seats=seats, seat_bots=[bot] * seats, options=spec.parse_options({}), seed=seed,
+                     index=0, report=SelfplayReport(game=game_id), check_all_legal=False)
+    return tuple(table.envelopes)
+
+
+def played(game_id: str = "expeditions", seats: int | None = None, seed: int = 3):
+    """A whole game (a fresh list each call; the game itself is played once)."""
+    return list(_played(game_id, seats, seed))
+
+
+def rechain(envelopes):
+    """What a forger who knows the format would do: fix every hash after a change."""
+    out, prev = [], GENESIS_HASH
+    for env in envelopes:
+        env = dataclasses.replace(env, prev_hash=prev)
+        env = dataclasses.replace(env, hash=compute_hash(prev, env.body()))
+        out.append(env)
+        prev = env.hash
+    return out
+
+
+def first_fault(envelopes):
+    report = audit(envelopes)
+    assert not report.ok
+    return report.faults[0]
+
+
+@pytest.mark.parametrize("game_id", list(registry.GAME_IDS))
+def test_an_untouched_game_of_every_type_audits_clean(game_id):
+    envs = played(game_id)
+    report = audit(envs)
+    assert report.ok, report.faults[:3]
+    assert report.commands > 3 and report.events == len(envs)
+
+
+def test_one_byte_changed_in_one_event_is_named():
+    envs = played()
+    i = len(envs) // 2
+    env = envs[i]
+    raw = env.to_json().replace('"seq":', '"seq": ', 1)  # formatting is not content...
+    assert raw  # ...so change a payload byte instead
+    key = next(iter(env.payload), None)
+    payload = dict(env.payload)
+    payload["_x"] = 1 if key is None else payload.get("_x", 0) + 1
+    envs[i] = dataclasses.replace(env, payload=payload)
+    fault = first_fault(envs)
+    assert fault["seq"] == env.seq and fault["check"] == "chain"
+
+
+def test_two_events_swapped_are_named():
+    envs = played()
+    i = len(envs) // 3
+    envs[i], envs[i + 1] = envs[i + 1], envs[i]
+    fault = first_fault(envs)
+    assert fault["seq"] == envs[i + 1].seq and fault["check"] == "chain"
+
+
+def test_an_event_removed_is_named():
+    envs = played()
+    i = len(envs) // 4
+    gone = envs.pop(i)
+    fault = first_fault(envs)
+    assert fault["seq"] == gone.seq
+
+
+def test_a_forged_shuffle_is_caught_even_with_a_rebuilt_chain():
+    envs = played()
+    idx = next(i for i, e in enumerate(envs) if e.cause and e.cause["draws"])
+    env = envs[idx]
+    cause = dict(env.cause)
+    draws = [dict(d) for d in cause["draws"]]
+    draws[0]["out"] = list(reversed(draws[0]["out"])) if isinstance(draws[0]["out"], list) else draws[0]["out"] + 1
+    cause["draws"] = draws
+    envs[idx] = dataclasses.replace(env, cause=cause)
+    fault = first_fault(rechain(envs))
+    assert fault["seq"] == env.seq and fault["check"] == "randomness"
+
+
+def test_recorded_events_the_engine_would_not_yield_are_caught_with_a_rebuilt_chain():
+    envs = played()
+    host = TableHost(registry.get("expeditions"))
+    game_events = [i for i, e in enumerate(envs) if e.type not in host.events.names()[:0] and e.type not in
+                   ("TableCreated", "SeatJoined", "TableStarted", "TableEnded") and e.cause is None]
+    i = game_events[len(game_events) // 2]
+    env = envs[i]
+    payload = {k: (v + 1 if isinstance(v, int) and not isinstance(v, bool) else v) for k, v in env.payload.items()}
+    if payload == env.payload:
+        payload = {**env.payload, "forged": True}
+    envs[i] = dataclasses.replace(env, payload=payload)
+    fault = first_fault(rechain(envs))
+    assert fault["seq"] == env.seq and fault["check"] in ("engine", "command")
+
+
+def test_a_wrong_seed_reveal_is_caught():
+    envs = played()
+    end = envs[-1]
+    assert end.type == "TableEnded"
+    envs[-1] = dataclasses.replace(end, payload={**end.payload, "seed": "00" * 32})
+    fault = first_fault(rechain(envs))
+    assert fault["seq"] == end.seq and fault["check"] == "seed"
+
+
+@pytest.mark.parametrize("game_id", list(registry.GAME_IDS))
+def test_replay_as_a_seat_never_shows_another_seats_hidden_cards_before_the_end(game_id):
+    spec = registry.get(game_id)
+    envs = played(game_id, seats=spec.max_seats if spec.max_seats > 1 else 1)
+    host = TableHost(spec)
+    state = None
+    checked = 0
+    step = max(1, len(envs) // 10)
+    for env in envs[: len(envs) - 1]:
+        state = host.evolve(state, env)
+        if state.game is None or env.seq % step:
+            continue
+        for viewer in ["spectator", *map(str, range(state.seats))]:
+            seat = None if viewer == "spectator" else int(viewer)
+            hidden = spec.hidden(state.game, seat)
+            assert not leaks(view_as(envs, env.seq, viewer), hidden)
+            # The line of the latest move, as the viewer saw it then (earlier lines were
+            # checked at their own step: a card may be public then and in a hand now).
+            line = moves(envs, env.seq, viewer)[-1]
+            assert not any(h in line for h in hidden), (viewer, line)
+            checked += 1
+    assert checked > 0
+
+
+def test_a_fork_names_its_origin_audits_clean_and_plays_on():
+    spec = registry.get("expeditions")
+    envs = played()
+    host = TableHost(spec)
+    at = len(envs) // 2
+    with pytest.raises(Exception, match="inside the events of one command"):
+        host.fork("fork-0", envs[: next(i for i in range(at, len(envs)) if envs[i].cause and envs[i].cause["events"] > 1) + 1], "ef" * 32)
+    while envs[at].cause is None:  # fork where a command's events end
+        at += 1
+    fork = host.fork("fork-1", envs[:at], "ef" * 32, now=1)
+    assert fork[0].type == "TableCreated" and fork[0].payload["origin"] == {
+        "game_id": envs[0].game_id, "seq": envs[at - 1].seq, "hash": envs[at - 1].hash}
+    state = host.fold(fork)
+    assert state.game == host.fold(envs[:at]).game
+    for i in range(10):
+        seat = spec.to_act(state.game)[0]
+        new = host.decide(state, host.legal_actions(state, seat)[0], command_id=f"f{i}", now=2)
+        state = host.fold(new, state)
+        fork += new
+    assert audit(fork).ok
+    tampered = list(envs[:at])
+    tampered[5] = dataclasses.replace(tampered[5], payload={**tampered[5].payload, "x": 1})
+    with pytest.raises(Exception):
+        host.fork("fork-2", tampered, "ef" * 32)

@@ -207,8 +207,15 @@ class Gateway(OperatorDesk):
             self.host(spec.id).parse_options(dict(options))
         except Rejection as rej:
             raise ApiError.from_rejection(rej, field="options") from None
-        cid = check_command_id(command_id, required=False)
-        game_id = f"{spec.id}-{secrets.token_hex(8)}"
+        if command_id:
+            # A retry of the same create names the same table, so the rules service answers it
+            # as a duplicate instead of making a second table.
+            cid = check_command_id(command_id)
+            digest = hmac.new(self.s.signing_key.encode(), f"create:{spec.id}:{cid}".encode(), "sha256")
+            game_id = f"{spec.id}-{digest.hexdigest()[:16]}"
+        else:
+            cid = secrets.token_hex(12)
+            game_id = f"{spec.id}-{secrets.token_hex(8)}"
         request = rules_pb2.CreateGameRequest(game_type=spec.id, game_id=game_id, seats=seats,
                                               options={k: option_text(v) for k, v in options.items()},
                                               command_id=f"create:{cid}")

@@ -264,3 +264,13 @@ def test_cors_allows_only_the_configured_origins(fake_stack):
         assert ok.headers.get("access-control-allow-origin") == "https://play.example"
         other = c.options("/v1/tables", headers={"origin": "https://evil.example", **pre})
         assert "access-control-allow-origin" not in other.headers
+
+
+def test_a_retried_create_makes_one_table(client, fake_stack):
+    body = {"game_type": "pebbles", "seats": 2, "command_id": "create-once"}
+    first = client.post("/v1/tables", json=body).json()
+    again = client.post("/v1/tables", json=body).json()
+    assert first["game_id"] == again["game_id"]
+    assert len(client.get("/v1/tables").json()["tables"]) == 1
+    other = client.post("/v1/tables", json={**body, "command_id": "create-twice"}).json()
+    assert other["game_id"] != first["game_id"]

@@ -103,10 +103,11 @@ class Router:
             elif not target:
                 last = Rejection("no_replica", f"no replica of the {game_type} rules service owns this game now",
                                  "unavailable")
-            if time.monotonic() + delay >= deadline:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.01:
                 self._count(method, "unavailable")
                 raise last or Rejection("unavailable", "the rules service did not answer in time", "unavailable")
-            await asyncio.sleep(delay)
+            await asyncio.sleep(min(delay, remaining))
             delay = min(delay * 2, 0.5)
             target, refresh = "", True
 

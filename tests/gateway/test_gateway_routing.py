@@ -1,0 +1,127 @@
+"""Routing a write to the owner of its game: follow NOT_OWNER to the named owner, re-read the
+published owners after any other retryable answer, give up with 503 at the deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import fakeredis
+import grpc
+import pytest
+
+from croupier.engine.contract import Rejection
+from croupier.projector.keys import Keys
+from croupier.rules.errors import KIND_TO_STATUS, trailing
+from croupier.v1 import rules_pb2, rules_pb2_grpc
+from croupier_gateway.routing import Router
+
+
+class Replica(rules_pb2_grpc.RulesServiceServicer):
+    def __init__(self, name: str, answer):
+        self.name = name
+        self.answer = answer  # callable -> response, or raises Rejection (with an owner)
+        self.calls = 0
+
+    async def HandleCommand(self, request, context):
+        self.calls += 1
+        try:
+            return self.answer(request)
+        except Rejection as rej:
+            context.set_trailing_metadata(trailing(rej, getattr(rej, "owner", "")))
+            await context.abort(KIND_TO_STATUS[rej.kind], rej.message)
+
+
+def refusal(kind: str, owner: str = "") -> Rejection:
+    rej = Rejection(kind, "moved" if kind == "not_owner" else "busy", kind)
+    rej.owner = owner
+    return rej
+
+
+async def start(replica: Replica) -> tuple[grpc.aio.Server, str]:
+    server = grpc.aio.server()
+    rules_pb2_grpc.add_RulesServiceServicer_to_server(replica, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    return server, f"127.0.0.1:{port}"
+
+
+def ok(request):
+    return rules_pb2.HandleCommandResponse(result=rules_pb2.CommandResult(game_id=request.game_id, version=7))
+
+
+def request():
+    return rules_pb2.HandleCommandRequest(game_type="g", game_id="g-1", seat=0, command_id="c", action_json="{}")
+
+
+def run_with(replicas, owners_of, scenario, deadline_s=2.0):
+    async def main():
+        started = [await start(r) for r in replicas]
+        addresses = [a for _, a in started]
+        r = fakeredis.aioredis.FakeRedis()
+        keys = Keys("")
+        await r.set(keys.partitions("g"), 1)
+        await r.hset(keys.owners("g"), "0", owners_of(addresses))
+        router = Router(r, keys, deadline_s=deadline_s, owners_ttl_s=60)
+        try:
+            return await scenario(router, r, keys, addresses)
+        finally:
+            await router.close()
+            for server, _ in started:
+                await server.stop(0)
+
+    return asyncio.run(main())
+
+
+def test_not_owner_is_followed_to_the_owner_it_names():
+    b = Replica("b", ok)
+    a = Replica("a", lambda req: (_ for _ in ()).throw(refusal("not_owner", owner=addresses_holder[1])))
+    addresses_holder = []
+
+    async def scenario(router, r, keys, addresses):
+        addresses_holder.extend(addresses)
+        return await router.call("g", "g-1", "HandleCommand", request())
+
+    response = run_with([a, b], lambda addrs: addrs[0], scenario)
+    assert response.result.version == 7 and (a.calls, b.calls) == (1, 1)
+
+
+def test_unavailable_rereads_the_owners_and_retries():
+    flaky = Replica("old", lambda req: (_ for _ in ()).throw(refusal("unavailable")))
+    good = Replica("new", ok)
+
+    async def scenario(router, r, keys, addresses):
+        async def move():
+            await asyncio.sleep(0.2)  # the partition moves to the other replica
+            await r.hset(keys.owners("g"), "0", addresses[1])
+
+        mover = asyncio.create_task(move())
+        response = await router.call("g", "g-1", "HandleCommand", request())
+        await mover
+        return response
+
+    response = run_with([flaky, good], lambda addrs: addrs[0], scenario)
+    assert response.result.version == 7 and flaky.calls >= 1 and good.calls == 1
+
+
+def test_no_owner_until_the_deadline_is_unavailable():
+    async def scenario(router, r, keys, addresses):
+        started = time.monotonic()
+        with pytest.raises(Rejection) as refused:
+            await router.call("g", "g-1", "HandleCommand", request())
+        return refused.value, time.monotonic() - started
+
+    rejection, took = run_with([], lambda addrs: "127.0.0.1:1", scenario, deadline_s=0.6)
+    assert rejection.kind == "unavailable" and 0.4 < took < 3
+
+
+def test_a_final_answer_is_not_retried():
+    refuses = Replica("a", lambda req: (_ for _ in ()).throw(Rejection("not_your_turn", "wait", "illegal")))
+
+    async def scenario(router, r, keys, addresses):
+        with pytest.raises(Rejection) as refused:
+            await router.call("g", "g-1", "HandleCommand", request())
+        return refused.value
+
+    rejection = run_with([refuses], lambda addrs: addrs[0], scenario)
+    assert (rejection.code, rejection.kind, refuses.calls) == ("not_your_turn", "illegal", 1)

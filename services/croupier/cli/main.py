@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "serve",
     "projector",
     "replay",
+    "status",
 ]
 
 

@@ -1,0 +1,66 @@
+"""`croupier status`: the whole platform at a glance — owners of each game type's
+partitions, projector lag per partition, and the games in Redis."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("status", help="rules owners, projector lag and game counts (from Redis)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+
+def collect() -> dict:
+    import redis
+
+    from croupier.engine import registry
+    from croupier.projector.keys import Keys
+    from croupier.projector.service import ProjectorSettings
+
+    settings = ProjectorSettings.from_env()
+    keys = Keys(settings.key_prefix)
+    r = redis.Redis.from_url(settings.redis_url, socket_timeout=3)
+    out: dict = {"redis": settings.redis_url, "kafka": settings.kafka.bootstrap, "games": {}}
+    for game in registry.GAME_IDS:
+        owners = {int(k): v.decode() for k, v in r.hgetall(keys.owners(game)).items()}
+        partitions = int(r.get(keys.partitions(game)) or 0)
+        out["games"][game] = {
+            "partitions": partitions,
+            "owned": len(owners),
+            "owners": {str(p): owners[p] for p in sorted(owners)},
+            "open_tables": r.zcard(keys.lobby(game)),
+            "running": r.zcard(keys.running(game)),
+            "finished": r.zcard(keys.finished(game)),
+        }
+    lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
+    out["projector"] = {"lag": lag, "total_lag": sum(lag.values()), "reporting": bool(lag)}
+    return out
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    import redis
+
+    try:
+        out = collect()
+    except redis.RedisError as exc:
+        print(f"croupier status: Redis is not reachable ({exc}); is the stack up? (croupier stack status)")
+        return 3
+    if args.json:
+        print(json.dumps(out, indent=2, sort_keys=True))
+    else:
+        print(f"kafka {out['kafka']}   redis {out['redis']}")
+        print(f"{'game':<12} {'owned':>9} {'open':>6} {'running':>8} {'finished':>9}  owners")
+        for game, g in out["games"].items():
+            owners = sorted(set(g["owners"].values()))
+            print(f"{game:<12} {g['owned']:>4}/{g['partitions']:<4} {g['open_tables']:>6} {g['running']:>8} {g['finished']:>9}  "
+                  f"{', '.join(owners) or '-'}")
+        p = out["projector"]
+        if p["reporting"]:
+            print(f"projector lag: {p['total_lag']} events over {len(p['lag'])} partitions")
+        else:
+            print("projector: not reporting (not running?)")
+    healthy = all(g["owned"] == g["partitions"] and g["partitions"] for g in out["games"].values()) and out["projector"]["reporting"]
+    return 0 if healthy else 3

@@ -72,8 +72,9 @@ def wait_topics(topics: list[str], wait_s: float, bootstrap: str | None = None) 
     missing = set(topics)
     while True:
         try:
+            budget_ms = int(1000 * min(10.0, max(1.0, deadline - time.monotonic())))
             consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="croupier-probe",
-                                     request_timeout_ms=10_000, api_version_auto_timeout_ms=5_000)
+                                     request_timeout_ms=10_000, bootstrap_timeout_ms=budget_ms)
             try:
                 missing = set(topics) - set(consumer.topics())
             finally:

@@ -138,3 +138,26 @@ def test_probe_topics_are_the_services_topics(monkeypatch):
     assert probe.wanted_topics([], True) == [f"t1.croupier.events.{g}" for g in registry.GAME_IDS]
     with pytest.raises(SystemExit):
         probe.build_parser().parse_args(["topics"])  # --game or --all
+
+
+def test_probe_topics_waits_until_every_topic_exists(monkeypatch):
+    import kafka
+
+    probe = load_probe()
+    listings = iter([set(), {"croupier.events.a"}, {"croupier.events.a", "croupier.events.b", "other"}])
+
+    class FakeConsumer:
+        def __init__(self, **config):
+            assert config["bootstrap_servers"] == "k:9092"
+
+        def topics(self):
+            return next(listings)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(kafka, "KafkaConsumer", FakeConsumer)
+    monkeypatch.setattr(probe.time, "sleep", lambda s: None)
+    assert probe.wait_topics(["croupier.events.a", "croupier.events.b"], 60, "k:9092") is True
+    listings = iter([set()] * 3)
+    assert probe.wait_topics(["croupier.events.a"], 0, "k:9092") is False

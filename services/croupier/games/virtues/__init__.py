@@ -15,7 +15,7 @@ OPTIONS = (
     OptionSpec("completions_to_win", 6, "Locations a player must complete to win (the text's 'play to eight')", choices=(6, 8)),
     OptionSpec("special_cards", 10, "special Action cards shuffled into the deck (the first N of the ten designed)",
                minimum=0, maximum=10),
-    OptionSpec("max_rounds", 150, "cap: after this many rounds the most completions win (ties share)",
+    OptionSpec("max_rounds", 100, "cap: after this many rounds the most completions win (ties share)",
                minimum=1, maximum=10000),
 )
 

@@ -58,7 +58,7 @@ def initial_state(options: Mapping[str, Any], seats: int) -> State:
         seats=seats,
         target=int(options.get("completions_to_win", 6)),
         specials=int(options.get("special_cards", 10)),
-        max_rounds=int(options.get("max_rounds", 150)),
+        max_rounds=int(options.get("max_rounds", 100)),
     )
     return State(config=config, players=(Player(),) * seats)
 
@@ -404,10 +404,12 @@ def _settle(out: _Out, ctx: Context) -> None:
     seat = st.current
     while True:
         player = st.players[seat]
-        if len(player.array) > ARRAY_SIZE or len(player.hand) > HAND_SIZE:
-            return  # the seat chooses what to return or discard
+        if len(player.array) > ARRAY_SIZE:
+            return  # the seat chooses a Location to return
         if len(player.array) < ARRAY_SIZE and st.location_deck:
             out.emit(LocationDrawn(seat=seat, location=st.location_deck[0]))
+        elif len(player.hand) > HAND_SIZE:
+            return  # the seat chooses a card to discard
         elif not (len(player.hand) < HAND_SIZE and _draw(out, ctx, seat)):
             break
         st = out.state

@@ -126,7 +126,7 @@ def _refuge(view, by):
 
 def _fight(view, by):
     enc = view["encounter"]
-    allies = view["rules"]["allies"]
+    allies = any(a.get("rally") for a in by.get("Strike", []))
     health, attack, counter = enc["health"], enc["attack"], enc["counter"]
     satchel = list(view["satchel"])
     if "Deliver" in by:

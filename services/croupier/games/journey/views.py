@@ -32,8 +32,8 @@ def _encounter(s: State) -> dict[str, Any] | None:
         rank = RANK[s.current]
         return {
             "kind": "adversary", "card": s.current, "nemesis": s.current == DECK.nemesis,
-            "rank": rank, "health": s.health, "attack": s.attack, "round": s.round, "stage": s.stage,
-            "counter_cut": s.cut, "counter": max(0, s.attack - s.cut), "no_counter": s.hid,
+            "rank": rank, "health": s.health, "attack": s.attack, "round": s.round,
+            "counter": max(0, s.attack - s.cut), "no_counter": s.hid,
             "hide_below": min(rank, s.last_reveal), "hiding_blocked": s.hide_blocked,
             "reckoning_used": s.reckoning_used,
         }
@@ -47,25 +47,20 @@ def view(s: State, seat: int | None) -> dict[str, Any]:
         "phase": s.phase,
         "step": s.step,
         "to_act": list(to_act(s)),
-        "acting": s.acting if s.step else None,
         "you": me,
-        "rules": {"satchel_limit": s.limit, "allies": s.allies, "return_journey": s.return_journey,
-                  "companions": s.companions},
         "limit": limit_of(s),
         "journey_count": len(s.journey),
         "supply_count": len(s.supply),
         "discard": list(s.discard),
         "defeated": list(s.defeated),
         "route": [{"card": c, "place": names.get(c, "")} for c in s.route],
-        "destination": DECK.destination,
         "arrived": s.arrived,
         "companion": s.companion,
         "witnessed": witnessed(s) if me is not None else None,
         "encounter": _encounter(s),
         "travellers": [
-            {"seat": i, "standing": t.standing, "walking": t.walking, "satchel_count": len(t.satchel),
-             "room_used": room_used(t.satchel), "wreckage": t.wreckage, "points": t.points,
-             "caches": sum(1 for _, owner, _ in s.caches if owner == i)}
+            {"standing": t.standing, "walking": t.walking, "satchel_count": len(t.satchel),
+             "room_used": room_used(t.satchel), "wreckage": t.wreckage, "points": t.points}
             for i, t in enumerate(s.travellers)
         ],
         "satchel": list(s.travellers[me].satchel) if me is not None else None,

@@ -413,32 +413,52 @@ def _strike_candidates(s: State, seat: int) -> list[Command]:
 
 def _candidates(s: State, seat: int) -> list[Command]:
     step = s.step
+    burden = burden_with_group(s)
     if step == "refuge":
-        return [*(C.Cache(seat=seat, card=c) for c in _sorted(s.travellers[seat].satchel)), C.Deliver(seat=seat),
-                C.Forage(seat=seat), C.MoveOn(seat=seat), *(C.Recover(seat=seat, card=c) for c in _sorted(s.discard))]
+        out: list[Command] = []
+        if cache_at(s, s.current) is None:
+            out.extend(C.Cache(seat=seat, card=c) for c in _sorted(s.travellers[seat].satchel))
+        if burden:
+            out.append(C.Deliver(seat=seat))
+        if s.supply:
+            out.append(C.Forage(seat=seat))
+        out.append(C.MoveOn(seat=seat))
+        out.extend(C.Recover(seat=seat, card=c) for c in _sorted(s.discard))
+        return out
     if step == "fight":
         fight = _fight_candidates(s, seat)
-        flee = [c for c in fight if type(c) is C.Flee]
-        rest = [c for c in fight if type(c) is not C.Flee]
-        hide = [c for c in rest if type(c) is C.Hide]
-        regroup = [c for c in rest if type(c) is C.Regroup]
-        return [C.Brace(seat=seat), C.Deliver(seat=seat), *flee, *hide, C.PlayReckoning(seat=seat), *regroup,
-                *(C.ShedBurden(seat=seat, extra=p) for p in range(s.seats)), *_strike_candidates(s, seat)]
+        out = [C.Brace(seat=seat)]
+        if burden:
+            out.append(C.Deliver(seat=seat))
+        out.extend(c for c in fight if type(c) is C.Flee)
+        out.extend(c for c in fight if type(c) is C.Hide)
+        if DECK.reckoning in s.travellers[seat].satchel:
+            out.append(C.PlayReckoning(seat=seat))
+        out.extend(c for c in fight if type(c) is C.Regroup)
+        if burden:
+            out.extend(C.ShedBurden(seat=seat, extra=p) for p in range(s.seats))
+        out.extend(_strike_candidates(s, seat))
+        return out
     if step == "take":
         return [C.TakeBack(seat=seat, card=c) for c in _sorted(s.discard)]
     if step == "retrieve":
         return [C.Retrieve(seat=seat, card=c) for c in _sorted(s.discard)]
     if step == "cover":
         cards = [*s.travellers[seat].satchel, *([s.companion] if s.companion else [])]
-        return [*(C.Cover(seat=seat, card=c) for c in _sorted(cards)), C.UseWreckage(seat=seat)]
+        return [*(C.Cover(seat=seat, card=c) for c in _sorted(cards) if spend_value(s, c) > 0),
+                C.UseWreckage(seat=seat)]
     if step == "discard":
         return [C.Discard(seat=seat, card=c) for c in _sorted(s.travellers[seat].satchel)]
     if step == "stop":
-        return [C.Deliver(seat=seat), C.Proceed(seat=seat),
-                *(C.ShedJoker(seat=seat, card=c) for c in _sorted(s.purse) if c in FACES), C.StripRuin(seat=seat)]
+        out = [C.Deliver(seat=seat)] if burden else []
+        out.append(C.Proceed(seat=seat))
+        if DECK.joker in s.purse:
+            out.extend(C.ShedJoker(seat=seat, card=c) for c in _sorted(s.purse) if c in FACES)
+        out.append(C.StripRuin(seat=seat))
+        return out
     if step == "pay":
         cards = [*s.purse, *([s.companion] if s.companion else [])]
-        return [C.Pay(seat=seat, card=c) for c in _sorted(cards)]
+        return [C.Pay(seat=seat, card=c) for c in _sorted(cards) if spend_value(s, c) > 0]
     return []
 
 

@@ -128,19 +128,29 @@ def _record_replacer(cls: type) -> Any:
 
 def _state_replacer() -> Any:
     """replace(state, **changes) where a change may name a field of State or of one of its
-    records; only the records that change are copied."""
-    scope: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_cls": State, "_K": _KEEP}
-    own = [n for n in State.__slots__ if n not in _GROUPS]
-    inner = [n for cls in _GROUPS.values() for n in cls.__slots__]
-    lines = [f"def replace(s, *, {', '.join(f'{n}=_K' for n in own + inner)}):", "    o = _new(_cls)"]
-    lines += [f"    _set(o, {n!r}, s.{n} if {n} is _K else {n})" for n in own]
-    for group, cls in _GROUPS.items():
-        scope[f"_r_{group}"] = _record_replacer(cls)
-        fields = cls.__slots__
-        changed = " and ".join(f"{n} is _K" for n in fields)
-        args = ", ".join(f"{n}={n}" for n in fields)
-        lines.append(f"    _set(o, {group!r}, s.{group} if {changed} else _r_{group}(s.{group}, {args}))")
-    lines.append("    return o")
+    records: State's own fields are copied, the few changes applied, and only the records
+    that change are copied."""
+    scope: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_cls": State,
+                             "_group_of": _GROUP_OF, "_records": {g: _record_replacer(c) for g, c in _GROUPS.items()}}
+    lines = ["def replace(s, **kw):", "    o = _new(_cls)"]
+    lines += [f"    _set(o, {n!r}, s.{n})" for n in State.__slots__]
+    lines += [
+        "    parts = None",
+        "    for name, value in kw.items():",
+        "        group = _group_of.get(name)",
+        "        if group is None:",
+        "            _set(o, name, value)",
+        "        elif parts is None:",
+        "            parts = {group: {name: value}}",
+        "        elif group in parts:",
+        "            parts[group][name] = value",
+        "        else:",
+        "            parts[group] = {name: value}",
+        "    if parts is not None:",
+        "        for group, part in parts.items():",
+        "            _set(o, group, _records[group](getattr(s, group), **part))",
+        "    return o",
+    ]
     return _compile("replace", lines, scope)
 
 

@@ -124,6 +124,42 @@ def _refuge(view, by):
     return by["MoveOn"][0]
 
 
+def _cut(card: str, allies: bool) -> int:
+    if card == DECK.revelation:
+        return DECK.revelation_cut
+    return DECK.queen_cut if allies and RANK.get(card) == 12 else 0
+
+
+def _single_strikes(cards: Sequence[str], allies: bool) -> set[int]:
+    """The damage any one of `cards` could deal (every rally of an allied King)."""
+    out = set()
+    for c in cards:
+        if c == DECK.revelation:
+            out.add(DECK.revelation_damage)
+        elif SUIT.get(c) in ("D", "C") and c != DECK.reckoning:
+            mult = DECK.strike_multiplier[SUIT[c]]
+            values = range(DECK.rally_min, DECK.rally_max + 1) if allies and RANK[c] == 13 else (VALUE[c],)
+            out.update(v * mult for v in values)
+    return out
+
+
+def _plan(view, satchel, action, damage, health, counter, allies):
+    """How a (non-killing) strike plays out: (survives the counter, can kill next round,
+    can make a direct hit next round), covering the counter the cheapest way."""
+    rest = list(satchel)
+    rest.remove(action["card"])
+    left = health - damage
+    due = max(0, counter - _cut(action["card"], allies))
+    wreck = view["travellers"][view["you"]]["wreckage"]
+    values = {c: VALUE[c] for c in rest if VALUE.get(c, 0) > 0}
+    if sum(values.values()) + wreck < due:
+        return (0, 0, 0)
+    paid = _best_payment(list(values), values, due, wreck, 1.2) or ()
+    after = [c for c in rest if c not in paid]
+    hits = _single_strikes(after, allies)
+    return (1, int(any(d >= left for d in hits)), int(left in hits))
+
+
 def _fight(view, by):
     enc = view["encounter"]
     allies = any(a.get("rally") for a in by.get("Strike", []))
@@ -143,39 +179,32 @@ def _fight(view, by):
     if exact:
         return _pick(exact, lambda a: _worth(a["card"]))
     kills = [a for d, a in strikes if d > health]
-    if "PlayReckoning" in by and not kills and health >= 10 and (not reserve or means < counter):
+    plans = sorted(
+        ((_plan(view, satchel, a, d, health, counter, allies), d, a) for d, a in strikes if d < health),
+        key=lambda p: (p[0], p[1] - 0.3 * _worth(p[2]["card"])), reverse=True)
+    desperate = not kills and (not plans or plans[0][0][0] == 0)
+    if "PlayReckoning" in by and not kills and health >= 10 and (not reserve or desperate):
         return by["PlayReckoning"][0]
     if "ShedBurden" in by and len(satchel) >= 4 and attack <= 7:
         counts = {a["extra"]: view["travellers"][a["extra"]]["satchel_count"] for a in by["ShedBurden"]}
         return _pick(by["ShedBurden"], lambda a: -counts[a["extra"]])
     if "Hide" in by:
         odds = _hide_odds(view)
-        if odds >= 0.75 or (odds >= 0.45 and means >= attack + counter) or (odds >= 0.3 and means >= 2 * attack + 10):
+        safe = means >= attack
+        if (kills and safe and odds >= 0.5) or (not kills and ((safe and odds >= 0.35) or odds >= 0.85)):
             return by["Hide"][0]
     if kills:
         return _pick(kills, lambda a: _worth(a["card"]))
     if reserve and "Regroup" in by and any(c in DECK.roomless for c in view["discard"]) and means - 10 >= counter:
         return _pick(by["Regroup"], lambda a: _worth(a["card"]))
     potential = sum(d for d, a in strikes if not a.get("rally") or a.get("rally") == 10)
-    if "Flee" in by and (potential < health / 2 or means - 8 < counter) and potential < health:
+    if "Flee" in by and (desperate or (potential < health and not (plans and plans[0][0][1]))):
         return _pick(by["Flee"], lambda a: _worth(a["card"]))
-    if strikes:
-        def score(item):
-            d, a = item
-            rest = list(satchel)
-            rest.remove(a["card"])
-            left = health - d
-            cut = DECK.revelation_cut if a["card"] == DECK.revelation else 0
-            cover_ok = _cover_means(view, rest) >= max(0, counter - cut)
-            follow = any(
-                (VALUE[c] * DECK.strike_multiplier[SUIT[c]] if c != DECK.revelation else DECK.revelation_damage) == left
-                for c in rest if SUIT.get(c) in ("D", "C") and c != DECK.reckoning
-            )
-            return (0 if cover_ok else 1, -(d + (6 if follow else 0)) + 0.2 * _worth(a["card"]))
-        return min(strikes, key=lambda item: (score(item), str(sorted(item[1].items()))))[1]
+    if plans:
+        return plans[0][2]
     if "Regroup" in by and "Flee" not in by:
         return _pick(by["Regroup"], lambda a: _worth(a["card"]))
-    for kind in ("Flee", "Regroup", "Hide", "Brace", "PlayReckoning"):
+    for kind in ("Flee", "Regroup", "Hide", "Brace", "PlayReckoning", "Strike"):
         if kind in by:
             return _pick(by[kind], lambda a: _worth(a.get("card", "")) if a.get("card") else 0)
     return next(iter(by.values()))[0]

@@ -131,3 +131,58 @@ def test_a_seat_not_to_act_has_no_legal_actions():
     sc = scenario(SPEC, 3).given(*deal(satchels=((), (), ())), *refuge(seat=1))
     assert SPEC.legal_actions(sc.state, 0) == [] and SPEC.legal_actions(sc.state, 2) == []
     assert C.MoveOn(seat=1) in SPEC.legal_actions(sc.state, 1)
+
+
+def _every_command(seat, seats):
+    """Every command a seat could send, whatever the state: each type with each card id,
+    each rally and each payer."""
+    from croupier.games.journey.cards import CARDS
+
+    cards = list(CARDS)
+    out = [cls(seat=seat) for cls in (C.Forage, C.MoveOn, C.Hide, C.PlayReckoning, C.Brace, C.Deliver,
+                                      C.UseWreckage, C.StripRuin, C.Proceed)]
+    for cls in (C.Recover, C.Cache, C.Regroup, C.TakeBack, C.Retrieve, C.Flee, C.Discard, C.Cover, C.ShedJoker,
+                C.Pay):
+        out += [cls(seat=seat, card=c) for c in cards]
+    out += [C.Strike(seat=seat, card=c, rally=r) for c in cards for r in range(0, 11)]
+    out += [C.ShedBurden(seat=seat, extra=p) for p in range(-1, seats + 1)]
+    return out
+
+
+def test_legal_actions_are_exactly_the_commands_decide_accepts():
+    from croupier.engine.contract import Context, Rejection
+    from croupier.engine.testing import fair_rng
+    from croupier.games.journey.bots import heuristic
+    from croupier.engine.codec import MessageCodec
+    import random
+
+    codec = MessageCodec(SPEC.commands, seat_in_envelope=True)
+    checked, steps = 0, set()
+    for seats, options in ((1, {"allies": True, "companions": True, "return_journey": True}),
+                           (3, {"allies": True, "companions": True, "return_journey": True}), (2, None)):
+        state = SPEC.initial_state(SPEC.parse_options(options), seats)
+        rng, pick = fair_rng("%064x" % seats), random.Random(seats)
+        for event in SPEC.decide(Start(), state, Context(rng=rng)):
+            state = SPEC.evolve(state, event)
+        everything = {seat: _every_command(seat, seats) for seat in range(seats)}
+        step = 0
+        while not SPEC.is_over(state):
+            seat = SPEC.to_act(state)[0]
+            legal = SPEC.legal_actions(state, seat)
+            if step % 4 == 0:
+                accepted = []
+                for cmd in everything[seat]:
+                    try:
+                        SPEC.decide(cmd, state, Context(rng=fair_rng()))
+                    except Rejection:
+                        continue
+                    accepted.append(cmd)
+                assert set(accepted) == set(legal), (state.step, set(accepted) ^ set(legal))
+                checked += 1
+                steps.add(state.step)
+            step += 1
+            wire = [codec.encode(a) for a in legal]
+            choice = heuristic(SPEC.view(state, seat), wire, pick)
+            for event in SPEC.decide(legal[wire.index(choice)], state, Context(rng=rng)):
+                state = SPEC.evolve(state, event)
+    assert checked > 20 and {"refuge", "fight", "cover", "stop", "pay"} <= steps, steps

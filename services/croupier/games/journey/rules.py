@@ -384,6 +384,25 @@ def _check(s: State, cmd: Command) -> None:
 # legal ones); `_check` decides.
 
 
+_MADE: dict[tuple, Command] = {}  # commands are immutable: build each (type, seat, card) once
+
+
+def _card(cls: type, seat: int, card: str) -> Command:
+    key = (cls, seat, card)
+    cmd = _MADE.get(key)
+    if cmd is None:
+        cmd = _MADE[key] = cls(seat=seat, card=card)
+    return cmd
+
+
+def _plain(cls: type, seat: int) -> Command:
+    key = (cls, seat, None)
+    cmd = _MADE.get(key)
+    if cmd is None:
+        cmd = _MADE[key] = cls(seat=seat)
+    return cmd
+
+
 def _sorted(cards) -> list[str]:
     return sorted(cards)
 
@@ -393,9 +412,9 @@ def _fight_candidates(s: State, seat: int) -> list[Command]:
     escape = s.current != DECK.nemesis and not burden_with_group(s)
     out: list[Command] = []
     if escape:
-        out.extend(C.Flee(seat=seat, card=c) for c in satchel)
-        out.append(C.Hide(seat=seat))
-    out.extend(C.Regroup(seat=seat, card=c) for c in satchel if SUIT[c] == "C")
+        out.extend(_card(C.Flee, seat, c) for c in satchel)
+        out.append(_plain(C.Hide, seat))
+    out.extend(_card(C.Regroup, seat, c) for c in satchel if SUIT[c] == "C")
     return out
 
 
@@ -407,7 +426,7 @@ def _strike_candidates(s: State, seat: int) -> list[Command]:
         if s.allies and RANK[card] == 13:
             out.extend(C.Strike(seat=seat, card=card, rally=r) for r in range(DECK.rally_min, DECK.rally_max + 1))
         else:
-            out.append(C.Strike(seat=seat, card=card))
+            out.append(_card(C.Strike, seat, card))
     return out
 
 
@@ -417,48 +436,48 @@ def _candidates(s: State, seat: int) -> list[Command]:
     if step == "refuge":
         out: list[Command] = []
         if cache_at(s, s.current) is None:
-            out.extend(C.Cache(seat=seat, card=c) for c in _sorted(s.travellers[seat].satchel))
+            out.extend(_card(C.Cache, seat, c) for c in _sorted(s.travellers[seat].satchel))
         if burden:
-            out.append(C.Deliver(seat=seat))
+            out.append(_plain(C.Deliver, seat))
         if s.supply:
-            out.append(C.Forage(seat=seat))
-        out.append(C.MoveOn(seat=seat))
-        out.extend(C.Recover(seat=seat, card=c) for c in _sorted(s.discard))
+            out.append(_plain(C.Forage, seat))
+        out.append(_plain(C.MoveOn, seat))
+        out.extend(_card(C.Recover, seat, c) for c in _sorted(s.discard))
         return out
     if step == "fight":
         fight = _fight_candidates(s, seat)
-        out = [C.Brace(seat=seat)]
+        out = [_plain(C.Brace, seat)]
         if burden:
-            out.append(C.Deliver(seat=seat))
+            out.append(_plain(C.Deliver, seat))
         out.extend(c for c in fight if type(c) is C.Flee)
         out.extend(c for c in fight if type(c) is C.Hide)
         if DECK.reckoning in s.travellers[seat].satchel:
-            out.append(C.PlayReckoning(seat=seat))
+            out.append(_plain(C.PlayReckoning, seat))
         out.extend(c for c in fight if type(c) is C.Regroup)
         if burden:
             out.extend(C.ShedBurden(seat=seat, extra=p) for p in range(s.seats))
         out.extend(_strike_candidates(s, seat))
         return out
     if step == "take":
-        return [C.TakeBack(seat=seat, card=c) for c in _sorted(s.discard)]
+        return [_card(C.TakeBack, seat, c) for c in _sorted(s.discard)]
     if step == "retrieve":
-        return [C.Retrieve(seat=seat, card=c) for c in _sorted(s.discard)]
+        return [_card(C.Retrieve, seat, c) for c in _sorted(s.discard)]
     if step == "cover":
         cards = [*s.travellers[seat].satchel, *([s.companion] if s.companion else [])]
-        return [*(C.Cover(seat=seat, card=c) for c in _sorted(cards) if spend_value(s, c) > 0),
-                C.UseWreckage(seat=seat)]
+        return [*(_card(C.Cover, seat, c) for c in _sorted(cards) if spend_value(s, c) > 0),
+                _plain(C.UseWreckage, seat)]
     if step == "discard":
-        return [C.Discard(seat=seat, card=c) for c in _sorted(s.travellers[seat].satchel)]
+        return [_card(C.Discard, seat, c) for c in _sorted(s.travellers[seat].satchel)]
     if step == "stop":
-        out = [C.Deliver(seat=seat)] if burden else []
-        out.append(C.Proceed(seat=seat))
+        out = [_plain(C.Deliver, seat)] if burden else []
+        out.append(_plain(C.Proceed, seat))
         if DECK.joker in s.purse:
-            out.extend(C.ShedJoker(seat=seat, card=c) for c in _sorted(s.purse) if c in FACES)
-        out.append(C.StripRuin(seat=seat))
+            out.extend(_card(C.ShedJoker, seat, c) for c in _sorted(s.purse) if c in FACES)
+        out.append(_plain(C.StripRuin, seat))
         return out
     if step == "pay":
         cards = [*s.purse, *([s.companion] if s.companion else [])]
-        return [C.Pay(seat=seat, card=c) for c in _sorted(cards) if spend_value(s, c) > 0]
+        return [_card(C.Pay, seat, c) for c in _sorted(cards) if spend_value(s, c) > 0]
     return []
 
 
@@ -817,9 +836,10 @@ def _ev_shuffled(s: State, e: E.DecksShuffled) -> State:
 
 
 def _ev_foraged(s: State, e: E.Foraged) -> State:
-    left = s.actions_left - 1 if s.step == "refuge" else s.actions_left
-    return _replace(s, supply=_without(s.supply, e.card), actions_left=left,
-                    travellers=_with_traveller(s, e.seat, satchel=_satchel(s, e.seat) + (e.card,)))
+    travellers = _with_traveller(s, e.seat, satchel=_satchel(s, e.seat) + (e.card,))
+    if s.step == "refuge":
+        return _replace(s, supply=_without(s.supply, e.card), actions_left=s.actions_left - 1, travellers=travellers)
+    return _replace(s, supply=_without(s.supply, e.card), travellers=travellers)
 
 
 def _ev_refuge_reached(s: State, e: E.RefugeReached) -> State:
@@ -874,23 +894,27 @@ def _ev_fight_turn(s: State, e: E.FightTurnBegan) -> State:
     return _replace(s, step="fight", acting=e.seat)
 
 
+def _discarding(s: State, seat: int, card: str) -> dict[str, Any]:
+    """The changes that move `card` from a satchel to the discard pile."""
+    return {"discard": s.discard + (card,),
+            "travellers": _with_traveller(s, seat, satchel=_without(_satchel(s, seat), card))}
+
+
 def _to_discard(s: State, seat: int, card: str) -> State:
-    return _replace(s, discard=s.discard + (card,),
-                    travellers=_with_traveller(s, seat, satchel=_without(_satchel(s, seat), card)))
+    return _replace(s, **_discarding(s, seat, card))
 
 
 def _ev_struck(s: State, e: E.Struck) -> State:
-    s = _to_discard(s, e.seat, e.card)
-    return _replace(s, health=max(0, s.health - e.damage), cut=s.cut + e.cut, step="")
+    return _replace(s, health=max(0, s.health - e.damage), cut=s.cut + e.cut, step="",
+                    **_discarding(s, e.seat, e.card))
 
 
 def _ev_reckoning(s: State, e: E.ReckoningPlayed) -> State:
-    s = _to_discard(s, e.seat, DECK.reckoning)
-    return _replace(s, health=e.health, reckoning_used=True)
+    return _replace(s, health=e.health, reckoning_used=True, **_discarding(s, e.seat, DECK.reckoning))
 
 
 def _ev_regrouped(s: State, e: E.Regrouped) -> State:
-    return _replace(_to_discard(s, e.seat, e.card), step="take", played=e.card)
+    return _replace(s, step="take", played=e.card, **_discarding(s, e.seat, e.card))
 
 
 def _ev_taken(s: State, e: E.RegroupTaken | E.Retrieved) -> State:
@@ -903,10 +927,9 @@ def _ev_retrieval(s: State, e: E.RetrievalOffered) -> State:
 
 
 def _ev_fled(s: State, e: E.Fled) -> State:
-    s = _to_discard(s, e.seat, e.card)
     pos = max(0, min(e.position, len(s.journey)))
     return _replace(s, journey=s.journey[:pos] + (e.adversary,) + s.journey[pos:], phase="travel",
-                    current=None, step="", stage="", acting=-1)
+                    current=None, step="", stage="", acting=-1, **_discarding(s, e.seat, e.card))
 
 
 def _ev_hid(s: State, e: E.Hid) -> State:
@@ -939,7 +962,7 @@ def _ev_cover_demanded(s: State, e: E.CoverDemanded) -> State:
 
 def _ev_cover_paid(s: State, e: E.CoverCardPaid) -> State:
     if e.card != s.companion:
-        s = _to_discard(s, e.seat, e.card)
+        return _replace(s, paid=s.paid + e.value, **_discarding(s, e.seat, e.card))
     return _replace(s, paid=s.paid + e.value)
 
 
@@ -965,9 +988,8 @@ def _ev_shed_begun(s: State, e: E.BurdenShedBegun) -> State:
 
 
 def _ev_discarded(s: State, e: E.CardDiscarded) -> State:
-    s = _to_discard(s, e.seat, e.card)
     queue = s.queue[1:]
-    return _replace(s, queue=queue, step="discard" if queue else "fight")
+    return _replace(s, queue=queue, step="discard" if queue else "fight", **_discarding(s, e.seat, e.card))
 
 
 def _ev_deliverance(s: State, e: E.DeliveranceDiscarded) -> State:

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
-
 from croupier.engine.contract import MALFORMED, Command, Start
 from croupier.engine.testing import scenario
 from croupier.games.journey import SPEC
@@ -144,24 +143,25 @@ def _every_command(seat, seats):
     for cls in (C.Recover, C.Cache, C.Regroup, C.TakeBack, C.Retrieve, C.Flee, C.Discard, C.Cover, C.ShedJoker,
                 C.Pay):
         out += [cls(seat=seat, card=c) for c in cards]
-    out += [C.Strike(seat=seat, card=c, rally=r) for c in cards for r in range(0, 11)]
+    out += [C.Strike(seat=seat, card=c, rally=r) for c in cards for r in range(11)]
     out += [C.ShedBurden(seat=seat, extra=p) for p in range(-1, seats + 1)]
     return out
 
 
 def test_legal_actions_are_exactly_the_commands_decide_accepts():
+    import random
+
+    from croupier.engine.codec import MessageCodec
     from croupier.engine.contract import Context, Rejection
     from croupier.engine.testing import fair_rng
     from croupier.games.journey.bots import heuristic
-    from croupier.engine.codec import MessageCodec
-    import random
 
     codec = MessageCodec(SPEC.commands, seat_in_envelope=True)
     checked, steps = 0, set()
     for seats, options in ((1, {"allies": True, "companions": True, "return_journey": True}),
                            (3, {"allies": True, "companions": True, "return_journey": True}), (2, None)):
         state = SPEC.initial_state(SPEC.parse_options(options), seats)
-        rng, pick = fair_rng("%064x" % seats), random.Random(seats)
+        rng, pick = fair_rng(f"{seats:064x}"), random.Random(seats)
         for event in SPEC.decide(Start(), state, Context(rng=rng)):
             state = SPEC.evolve(state, event)
         everything = {seat: _every_command(seat, seats) for seat in range(seats)}

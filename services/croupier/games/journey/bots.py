@@ -65,7 +65,7 @@ def _best_payment(cards: Sequence[str], values: Mapping[str, int], due: int, spa
     Returns the cards of the best subset (empty: wreckage pays it all)."""
     best, best_cost = None, None
     pool = sorted(cards, key=lambda c: -values[c])[:9]
-    for n in range(0, len(pool) + 1):
+    for n in range(len(pool) + 1):
         for combo in combinations(pool, n):
             total = sum(values[c] for c in combo)
             rest = max(0, due - total)

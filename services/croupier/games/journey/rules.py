@@ -501,7 +501,7 @@ def legal_actions(s: State, seat: int) -> list[Command]:
 class _Builder:
     """The events of one decide, each folded into `state` as it is emitted."""
 
-    __slots__ = ("state", "events")
+    __slots__ = ("events", "state")
 
     def __init__(self, state: State):
         self.state = state

@@ -114,7 +114,7 @@ def _who(seat: int) -> str:
     return f"Traveller {seat + 1}"
 
 
-def describe(e: Any) -> str:  # noqa: C901 - one line per event type
+def describe(e: Any) -> str:
     if isinstance(e, E.DecksShuffled):
         return f"The Journey ({len(e.journey)} cards) and the Supply ({len(e.supply)}) are shuffled."
     if isinstance(e, E.Foraged):

@@ -1,0 +1,1 @@
+"""The games Croupier hosts, one package each (see croupier.engine.registry)."""

@@ -109,3 +109,38 @@ def to_turn(st, slot: int, now: int = 0):
             st, _ = run(st, C.PickCard(seat=pk.seat, card=card))
         st, _ = run(st, C.ConfirmPick(seat=pk.seat))
     return st
+
+
+def floor0(**at: str) -> tuple:
+    """Floor 0 with other encounters put in some slots, e.g. floor0(s0="enc:cave-spiders")."""
+    cards = list(F0)
+    for key, card in at.items():
+        slot = int(key[1:])
+        if card in cards:
+            cards[cards.index(card)] = cards[slot]
+        cards[slot] = card
+    return tuple(cards)
+
+
+def facing(seats=1, slot=0, events=(), **deal):
+    """The state when seat 0 faces the encounter in `slot` of the first floor."""
+    st = new(seats, **deal)
+    for e in events:
+        st = SPEC.evolve(st, e)
+    return to_turn(st, slot)
+
+
+def market_first(seats=1, coins=0):
+    extra = [E.CoinsGained(seat=s, amount=coins) for s in range(seats)] if coins else []
+    st = new(seats, floors=(floor0(s0="enc:wandering-merchant"), F1, F2))
+    for e in extra:
+        st = SPEC.evolve(st, e)
+    return st
+
+
+def at_boss(seats=1, hp=2, health=None):
+    pre = [*started(seats, boss_hp=hp), E.BossEngaged(boss=BOSS, hp=hp), E.BossRoundStarted(round=1, order=tuple(range(seats))),
+           E.TurnStarted(seat=0, card=BOSS, slot=-1)]
+    if health is not None:
+        pre.append(E.DamageTaken(seat=0, amount=9 - health, health=health))
+    return state_of(seats, pre)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from delve_helpers import BOSS, F0, F1, F2, LOOT, deck, new, of_type, run, started, state_of, to_turn
+from delve_helpers import (
+    BOSS, F0, F1, F2, LOOT, at_boss, deck, facing, floor0, market_first, new, of_type, run, started, state_of,
+)
 
 from croupier.engine.contract import Start
 from croupier.engine.testing import fair_rng, scenario
@@ -17,25 +19,6 @@ from croupier.games.delve.rules import ROUND_CAP
 HAND0 = ("punch.s0.1", "punch.s0.2", "sidestep.s0.1", "sidestep.s0.2", "prayer.s0.1")
 
 
-def floor0(**at: str) -> tuple:
-    """Floor 0 with other encounters put in some slots, e.g. floor0(s0="enc:cave-spiders")."""
-    cards = list(F0)
-    for key, card in at.items():
-        slot = int(key[1:])
-        if card in cards:
-            cards[cards.index(card)] = cards[slot]
-        cards[slot] = card
-    return tuple(cards)
-
-
-def facing(seats=1, slot=0, events=(), **deal):
-    """The state when seat 0 faces the encounter in `slot` of the first floor."""
-    st = new(seats, **deal)
-    for e in events:
-        st = SPEC.evolve(st, e)
-    return to_turn(st, slot)
-
-
 def after_vote(cleared=(0,), options=(1, 2)):
     return [E.TurnEnded(seat=0), E.RoundEnded(cleared=cleared, revealed=(), cards=(), floor_done=False, floor_clear=False),
             E.VoteOpened(session=2, options=options, deadline=None)]
@@ -44,7 +27,7 @@ def after_vote(cleared=(0,), options=(1, 2)):
 # --- the deal -------------------------------------------------------------------------------
 
 
-def test_start_deals_floors_by_tier_markets_face_up_five_cards_each_and_a_boss():
+def test_start_deals_floors_by_tier_markets_face_up_five_cards_each_and_aat_boss():
     events = scenario(SPEC, 3).when(Start(), rng=fair_rng()).events
     start = events[0]
     assert isinstance(start, E.ExpeditionStarted)
@@ -335,14 +318,6 @@ def test_a_repeat_door_follows_a_successful_rusted_door():
 # --- markets --------------------------------------------------------------------------------------------
 
 
-def _market_first(seats=1, coins=0):
-    extra = [E.CoinsGained(seat=s, amount=coins) for s in range(seats)] if coins else []
-    st = new(seats, floors=(floor0(s0="enc:wandering-merchant"), F1, F2))
-    for e in extra:
-        st = SPEC.evolve(st, e)
-    return st
-
-
 def test_a_market_card_on_the_floor_is_dealt_face_up():
     st = new(1)
     assert SPEC.view(st, None)["floor"]["cards"][4] == "enc:wandering-merchant"
@@ -350,7 +325,7 @@ def test_a_market_card_on_the_floor_is_dealt_face_up():
 
 
 def test_a_market_visit_buys_into_the_discard_pile_and_refills_from_the_shared_stock():
-    st = _market_first(coins=5)
+    st = market_first(coins=5)
     st, events = run(st, C.Vote(seat=0, slot=0))
     assert events[2:] == [E.MarketOpened(kind="floor", slot=0, order=(0,)), E.VisitStarted(seat=0)]
     st, events = run(st, C.BuyCard(seat=0, card="iron-sword.1"))
@@ -365,7 +340,7 @@ def test_a_market_visit_buys_into_the_discard_pile_and_refills_from_the_shared_s
 
 
 def test_resting_heals_two_at_most_up_to_nine():
-    st = _market_first()
+    st = market_first()
     st = SPEC.evolve(st, E.DamageTaken(seat=0, amount=3, health=6))
     st, _ = run(st, C.Vote(seat=0, slot=0))
     st2, events = run(st, C.Rest(seat=0))
@@ -376,7 +351,7 @@ def test_resting_heals_two_at_most_up_to_nine():
 
 def test_selling_a_non_basic_card_from_the_draw_pile_pays_its_value():
     cards = (*deck(0)[:5], "war-hammer.1", *deck(0)[5:])
-    st = _market_first()
+    st = market_first()
     st = state_of(1, [*started(1, decks=[cards], floors=(floor0(s0="enc:wandering-merchant"), F1, F2)),
                       E.VoteOpened(session=1, options=(0, 1, 2), deadline=None)])
     st, _ = run(st, C.Vote(seat=0, slot=0))
@@ -387,7 +362,7 @@ def test_selling_a_non_basic_card_from_the_draw_pile_pays_its_value():
 
 
 def test_each_adventurer_finishes_their_visit_before_the_next_one_starts():
-    st = _market_first(seats=2)
+    st = market_first(seats=2)
     st, _ = run(st, C.Vote(seat=0, slot=0))
     st, events = run(st, C.Vote(seat=1, slot=0))
     assert events[-2:] == [E.MarketOpened(kind="floor", slot=0, order=(0, 1)), E.VisitStarted(seat=0)]
@@ -436,7 +411,7 @@ def test_the_final_row_leads_down_without_a_bonus_when_cards_remain():
     ]
 
 
-def test_the_final_row_of_the_last_floor_leads_to_the_boss():
+def test_the_final_row_of_the_last_floor_leads_to_theat_boss():
     st = _before_last_of_floor(2, (0, 1, 3, 5), 7)
     events = scenario(SPEC, 1).given_state(st).when(C.AcceptPenalty(seat=0)).events
     hp = CONTENT.encounters[BOSS].hp[0]
@@ -526,16 +501,8 @@ def test_breaking_camp_leaves_the_teammate_unconscious():
 # --- the boss --------------------------------------------------------------------------------------------
 
 
-def _boss(seats=1, hp=2, health=None):
-    pre = [*started(seats, boss_hp=hp), E.BossEngaged(boss=BOSS, hp=hp), E.BossRoundStarted(round=1, order=tuple(range(seats))),
-           E.TurnStarted(seat=0, card=BOSS, slot=-1)]
-    if health is not None:
-        pre.append(E.DamageTaken(seat=0, amount=9 - health, health=health))
-    return state_of(seats, pre)
-
-
 def test_a_successful_boss_attack_deals_one_damage_and_gives_its_skill_reward():
-    scenario(SPEC, 1).given_state(_boss(hp=2)).when(C.RollDice(seat=0, skill="strength"), outcomes=[2]).then(
+    scenario(SPEC, 1).given_state(at_boss(hp=2)).when(C.RollDice(seat=0, skill="strength"), outcomes=[2]).then(
         E.DiceRolled(seat=0, skill="strength", dice=(6, 8, 10), mode="normal", die=8, target=3, roll=2,
                      success=True, cards=(), support=()),
         E.BossDamaged(seat=0, hp=1),
@@ -549,7 +516,7 @@ def test_a_successful_boss_attack_deals_one_damage_and_gives_its_skill_reward():
 
 
 def test_defeating_the_boss_wins_the_expedition_for_every_seat():
-    st, events = run(_boss(seats=2, hp=1), C.RollDice(seat=0, skill="strength"), outcomes=[1])
+    st, events = run(at_boss(seats=2, hp=1), C.RollDice(seat=0, skill="strength"), outcomes=[1])
     assert events[1:] == [E.BossDamaged(seat=0, hp=0), E.ExpeditionWon()]
     assert SPEC.is_over(st)
     result = SPEC.result(st)
@@ -558,7 +525,7 @@ def test_defeating_the_boss_wins_the_expedition_for_every_seat():
 
 
 def test_a_failed_boss_attack_applies_the_boss_penalty():
-    events = scenario(SPEC, 1).given_state(_boss()).when(C.RollDice(seat=0, skill="strength"), outcomes=[7]).events
+    events = scenario(SPEC, 1).given_state(at_boss()).when(C.RollDice(seat=0, skill="strength"), outcomes=[7]).events
     assert events[1] == E.DamageTaken(seat=0, amount=2, health=7)
 
 

@@ -38,6 +38,7 @@ MIN_FLOORS = 3
 MARKET_ROW = 5
 
 CONTENT_DIR = Path(__file__).parent / "content"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ContentError(ValueError):
@@ -236,7 +237,7 @@ def _encounter(raw: Any, boss: bool = False) -> Encounter:
     tier = _int(raw.get("tier", 0), where, "tier", 0, 9)
     if kind == "market":
         _need(all(k not in raw for k in ("dice", "skills", "penalty", "bribe", "extra", "hp")), where, "a market has no dice, skills, penalty, bribe, extra or hp")
-        return Encounter(eid and prefix + eid, str(raw["name"]), kind, tier, "high", {}, Penalty(), None, None, "success", (), str(raw.get("text", "")))
+        return Encounter(prefix + eid, str(raw["name"]), kind, tier, "high", {}, Penalty(), None, None, "success", (), str(raw.get("text", "")))
     dice = raw.get("dice")
     _need(dice in DICE, where, f"dice must be one of {sorted(DICE)}")
     skills_raw = _keys(raw.get("skills"), where + " skills", SKILLS, SKILLS)
@@ -308,7 +309,7 @@ def _floor(raw: Any) -> Floor:
 def _read(directory: Path, name: str) -> dict:
     path = directory / name
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)  # noqa: S506 - a safe loader
     except (OSError, yaml.YAMLError) as exc:
         raise ContentError(f"{name}: cannot read: {exc}") from None
     _need(isinstance(data, dict), name, "must be a mapping at the top")
@@ -366,10 +367,8 @@ def load(directory: Path = CONTENT_DIR) -> Content:
             _need(cur.id not in seen, f"encounters.yaml {e.id}", "extra encounters loop")
             seen.add(cur.id)
             cur = by_id[cur.extra]
-    if any(r.diamond for e in encounters + bosses for r in (o.reward for o in e.skills.values())):
-        pass
-    else:
-        raise ContentError("encounters.yaml: no reward gives the Diamond")
+    gives_diamond = any(o.reward.diamond for e in encounters + bosses for o in e.skills.values())
+    _need(gives_diamond, "encounters.yaml", "no reward gives the Diamond")
 
     floors = tuple(_floor(f) for f in floor_raw.get("floors") or [])
     _need(len(floors) >= MIN_FLOORS, "floors.yaml", f"needs at least {MIN_FLOORS} floors, has {len(floors)}")

@@ -5,13 +5,23 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from delve_helpers import F1, F2, at_boss, facing, floor0, market_first, new, run, started, state_of
-
 from croupier.engine.contract import Start, Tick
 from croupier.engine.testing import scenario
 from croupier.games.delve import SPEC
 from croupier.games.delve import commands as C
 from croupier.games.delve import events as E
+from delve_helpers import (
+    F1,
+    F2,
+    at_boss,
+    facing,
+    floor0,
+    market_first,
+    new,
+    run,
+    started,
+    state_of,
+)
 
 
 def rejects(st, cmd, code, seats=None, **kw):

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from delve_helpers import (
-    BOSS, F0, F1, F2, LOOT, at_boss, deck, facing, floor0, market_first, new, of_type, run, started, state_of,
-)
-
 from croupier.engine.contract import Start
 from croupier.engine.testing import fair_rng, scenario
 from croupier.games.delve import SPEC
@@ -15,6 +11,23 @@ from croupier.games.delve import commands as C
 from croupier.games.delve import events as E
 from croupier.games.delve.cards import CONTENT
 from croupier.games.delve.rules import ROUND_CAP
+from delve_helpers import (
+    BOSS,
+    F0,
+    F1,
+    F2,
+    LOOT,
+    at_boss,
+    deck,
+    facing,
+    floor0,
+    market_first,
+    new,
+    of_type,
+    run,
+    started,
+    state_of,
+)
 
 HAND0 = ("punch.s0.1", "punch.s0.2", "sidestep.s0.1", "sidestep.s0.2", "prayer.s0.1")
 
@@ -343,15 +356,14 @@ def test_resting_heals_two_at_most_up_to_nine():
     st = market_first()
     st = SPEC.evolve(st, E.DamageTaken(seat=0, amount=3, health=6))
     st, _ = run(st, C.Vote(seat=0, slot=0))
-    st2, events = run(st, C.Rest(seat=0))
-    assert events == [E.Rested(seat=0, amount=2, health=8)]
+    rested, events = run(st, C.Rest(seat=0))
+    assert events == [E.Rested(seat=0, amount=2, health=8)] and rested.players[0].health == 8
     st = SPEC.evolve(st, E.HealthRestored(seat=0, amount=2, health=8, reason="reward"))
     assert run(st, C.Rest(seat=0))[1] == [E.Rested(seat=0, amount=1, health=9)]
 
 
 def test_selling_a_non_basic_card_from_the_draw_pile_pays_its_value():
     cards = (*deck(0)[:5], "war-hammer.1", *deck(0)[5:])
-    st = market_first()
     st = state_of(1, [*started(1, decks=[cards], floors=(floor0(s0="enc:wandering-merchant"), F1, F2)),
                       E.VoteOpened(session=1, options=(0, 1, 2), deadline=None)])
     st, _ = run(st, C.Vote(seat=0, slot=0))

@@ -5,7 +5,6 @@ re-derive from the seed)."""
 from __future__ import annotations
 
 import pytest
-
 from croupier.engine.selfplay import selfplay
 from croupier.games.delve import SPEC
 from croupier.games.delve.views import describe
@@ -53,7 +52,7 @@ def test_the_heuristic_bot_does_better_than_random_solo():
 
 def test_every_event_of_a_game_has_words():
     from croupier.engine.local import LocalTable
-    from croupier.engine.selfplay import play_one, SelfplayReport
+    from croupier.engine.selfplay import SelfplayReport, play_one
 
     report = SelfplayReport(game="delve")
     table = play_one(SPEC, seats=2, seat_bots=["heuristic", "heuristic"], options=SPEC.parse_options({}), seed=5,

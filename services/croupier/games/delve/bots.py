@@ -127,9 +127,9 @@ def _pick(g, me, legal):
     picks = [a for a in legal if a["type"] == "PickCard" and a["card"] not in chosen]
     if choice["mode"] == "limit":
         # Treasure without icons is only good for selling, which works from the discard pile.
-        key = lambda a: (card_worth(a["card"]), a["card"])  # noqa: E731
+        key = lambda a: (card_worth(a["card"]), a["card"])
     else:
-        key = lambda a: (card_worth(a["card"]) + 0.3 * (_design(a["card"]).value or 0), a["card"])  # noqa: E731
+        key = lambda a: (card_worth(a["card"]) + 0.3 * (_design(a["card"]).value or 0), a["card"])
     return min(picks, key=key)
 
 

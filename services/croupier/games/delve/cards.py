@@ -309,7 +309,7 @@ def _floor(raw: Any) -> Floor:
 def _read(directory: Path, name: str) -> dict:
     path = directory / name
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)  # noqa: S506 - a safe loader
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, yaml.YAMLError) as exc:
         raise ContentError(f"{name}: cannot read: {exc}") from None
     _need(isinstance(data, dict), name, "must be a mapping at the top")

@@ -12,15 +12,58 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from croupier.engine.contract import FORBIDDEN, ILLEGAL, MALFORMED, Command, Context, Event, Rejection, Start, Tick
+from croupier.engine.contract import (
+    FORBIDDEN,
+    ILLEGAL,
+    MALFORMED,
+    Command,
+    Context,
+    Event,
+    Rejection,
+    Start,
+    Tick,
+)
 
 from . import commands as C
 from . import events as E
-from .cards import BASE_RANGE, CONTENT, DICE, MARKET_ROW, SKILLS, Encounter, Penalty, Reward
+from .cards import (
+    BASE_RANGE,
+    CONTENT,
+    DICE,
+    MARKET_ROW,
+    SKILLS,
+    Encounter,
+    Penalty,
+    Reward,
+)
 from .state import (
-    CAMP, CHOSEN, ENDED, FACE, HAND_LIMIT, LIMIT, MARKET, MAX_HEALTH, OVER, ROUTE, SETUP,
-    Ballot, Boss, Dungeon, Facing, Picker, Player, Shop, State, Support, Visit, update_ballot, update_boss,
-    update_dungeon, update_player, update_shop, update_state,
+    CAMP,
+    CHOSEN,
+    ENDED,
+    FACE,
+    HAND_LIMIT,
+    LIMIT,
+    MARKET,
+    MAX_HEALTH,
+    OVER,
+    ROUTE,
+    SETUP,
+    Ballot,
+    Boss,
+    Dungeon,
+    Facing,
+    Picker,
+    Player,
+    Shop,
+    State,
+    Support,
+    Visit,
+    update_ballot,
+    update_boss,
+    update_dungeon,
+    update_player,
+    update_shop,
+    update_state,
 )
 
 # Caps that keep every game finite (see docs/games/delve.md): rounds of any kind (encounter,
@@ -379,7 +422,7 @@ def _action_key(cmd: Command) -> tuple:
 class _Out:
     """The events of one decide, applied as they are made so later steps see them."""
 
-    __slots__ = ("state", "events")
+    __slots__ = ("events", "state")
 
     def __init__(self, state: State):
         self.state = state

@@ -148,21 +148,14 @@ def camp_order(st: State) -> tuple[int, ...]:
 def to_act(st: State) -> tuple[int, ...]:
     if st.stage == OVER or st.stage == SETUP:
         return ()
-    if st.picker is not None:
-        return (st.picker.seat,)
-    if st.support is not None:
-        return (st.support.queue[0],)
-    if st.facing is not None and not st.facing.outcome:
-        return (st.facing.seat,)
-    if st.visit is not None:
-        return (st.visit.seat,)
-    if st.stage == CAMP and st.queue:
-        return (st.queue[0],)
-    if st.stage == ROUTE:
+    pending = decision(st)
+    if pending is None:
+        return ()
+    if pending[0] == VOTE:
         # Every conscious adventurer may vote, and change a vote, until all have voted
         # (then the vote closes at once) or the deadline passes.
         return conscious(st)
-    return ()
+    return (pending[1],)
 
 
 def deadline(st: State) -> int | None:
@@ -207,92 +200,118 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+# The decision pending now: which sub-check applies, and who may act (None: the route vote,
+# where every conscious adventurer may).
+PICK, SUPPORT, FACING, VISIT, CAMPER, VOTE = "pick", "support", "facing", "visit", "camper", "vote"
+
+
+def decision(st: State) -> tuple[str, int | None] | None:
+    if st.picker is not None:
+        return PICK, st.picker.seat
+    if st.support is not None:
+        return SUPPORT, st.support.queue[0]
+    if st.facing is not None and not st.facing.outcome:
+        return FACING, st.facing.seat
+    if st.visit is not None:
+        return VISIT, st.visit.seat
+    if st.stage == CAMP and st.queue:
+        return CAMPER, st.queue[0]
+    if st.stage == ROUTE:
+        return VOTE, None
+    return None
+
+
 def _check(st: State, cmd: Command) -> Problem | None:
     """Why decide rejects `cmd` (code, message, kind), or None if it is legal."""
     if st.stage == OVER:
         return _no("game_over", "the expedition is over")
     if st.stage == SETUP:
         return _no("not_started", "the expedition has not started")
-    seat = cmd.seat
-    kind = type(cmd)
-    if kind not in _COMMAND_TYPES:
+    if type(cmd) not in _COMMAND_TYPES:
         return _no("unknown_command", f"{cmd.TYPE} is not a move of delve", MALFORMED)
-    if st.picker is not None:
-        pk = st.picker
-        if seat != pk.seat:
-            return _no("not_your_turn", f"seat {pk.seat} is choosing cards")
-        if kind is C.PickCard:
-            if cmd.card in pk.chosen:
-                return None
-            p = st.players[seat]
-            source = p.hand if pk.mode in HAND_MODES else p.draw + p.discard
-            if cmd.card not in source:
-                return _no("card_not_available", f"{cmd.card!r} cannot be chosen now")
-            if len(pk.chosen) >= pk.need:
-                return _no("choice_full", f"{pk.need} card(s) are chosen already; unpick one first")
-            return None
-        if kind is C.ConfirmPick:
-            if len(pk.chosen) != pk.need:
-                return _no("choice_incomplete", f"choose {pk.need} card(s), {len(pk.chosen)} chosen")
-            return None
-        return _no("choice_pending", "finish choosing cards first (PickCard, ConfirmPick)")
-    if kind is C.PickCard or kind is C.ConfirmPick:
-        acting = to_act(st)
-        if seat not in acting:
-            return _no("not_your_turn", "another seat is to act")
-        return _no("no_choice", "no choice of cards is pending")
-    if st.support is not None:
-        sp = st.support
-        if seat != sp.queue[0]:
-            return _no("not_your_turn", f"seat {sp.queue[0]} may support the attack")
-        if kind is C.SupportAttack:
-            if cmd.card not in st.players[seat].hand:
-                return _no("card_not_in_hand", f"{cmd.card!r} is not in your hand")
-            if (seat, cmd.card) in sp.cards:
-                return _no("already_given", f"{cmd.card!r} already supports this attack")
-            return None
-        if kind is C.EndSupport:
-            return None
-        return _no("wrong_phase", "support the offered attack or end your support")
-    f = st.facing
-    if f is not None and not f.outcome:
-        if seat != f.seat:
-            return _no("not_your_turn", f"seat {f.seat} is facing an encounter")
-        return _check_facing(st, f, cmd)
-    if st.visit is not None:
-        if seat != st.visit.seat:
-            return _no("not_your_turn", f"seat {st.visit.seat} is visiting the market")
-        return _check_visit(st, cmd)
-    if st.stage == CAMP:
-        if not st.queue or seat != st.queue[0]:
-            return _no("not_your_turn", "another adventurer is at the camp")
-        if kind is C.RescueTeammate:
-            t = cmd.target
-            if not _is_int(t) or not 0 <= t < st.seats or t == seat:
-                return _no("invalid_target", f"{t!r} is not a teammate")
-            if st.players[t].health > 0:
-                return _no("not_unconscious", f"seat {t} is conscious")
-            p = st.players[seat]
-            if len(p.draw) + len(p.discard) < RESCUE_CARDS:
-                return _no("not_enough_cards", "a rescue destroys two cards of your draw and discard piles")
-            return None
-        if kind is C.BreakCamp:
-            return None
-        return _no("wrong_phase", "at the camp: rescue a teammate or break camp")
-    if st.stage == ROUTE:
+    pending = decision(st)
+    if pending is None:
+        return _no("not_your_turn", "nobody may act now")
+    what, actor = pending
+    seat = cmd.seat
+    if what == VOTE:
         if not (_is_int(seat) and 0 <= seat < st.seats):
             return _no("no_such_seat", f"seat {seat!r} is not at this table", FORBIDDEN)
         if st.players[seat].health <= 0:
             return _no("unconscious", "an unconscious adventurer does not vote")
-        if kind is not C.Vote:
-            return _no("wrong_phase", "the party is choosing its route: Vote")
-        if cmd.slot not in st.ballot.options or not _is_int(cmd.slot):
-            return _no("not_selectable", f"slot {cmd.slot!r} is not an uncovered encounter")
+    elif seat != actor:
+        return _no("not_your_turn", f"seat {actor} is to act")
+    return _SUBCHECKS[what](st, cmd)
+
+
+def _not_now(cmd: Command, expected: str) -> Problem:
+    if isinstance(cmd, (C.PickCard, C.ConfirmPick)):
+        return _no("no_choice", "no choice of cards is pending")
+    return _no("wrong_phase", expected)
+
+
+def _check_pick(st: State, cmd: Command) -> Problem | None:
+    pk = st.picker
+    kind = type(cmd)
+    if kind is C.PickCard:
+        if cmd.card in pk.chosen:
+            return None
+        p = st.players[pk.seat]
+        if cmd.card not in (p.hand if pk.mode in HAND_MODES else p.draw + p.discard):
+            return _no("card_not_available", f"{cmd.card!r} cannot be chosen now")
+        if len(pk.chosen) >= pk.need:
+            return _no("choice_full", f"{pk.need} card(s) are chosen already; unpick one first")
         return None
-    return _no("not_your_turn", "nobody may act now")
+    if kind is C.ConfirmPick:
+        if len(pk.chosen) != pk.need:
+            return _no("choice_incomplete", f"choose {pk.need} card(s), {len(pk.chosen)} chosen")
+        return None
+    return _no("choice_pending", "finish choosing cards first (PickCard, ConfirmPick)")
 
 
-def _check_facing(st: State, f: Facing, cmd: Command) -> Problem | None:
+def _check_support(st: State, cmd: Command) -> Problem | None:
+    sp = st.support
+    kind = type(cmd)
+    if kind is C.SupportAttack:
+        seat = sp.queue[0]
+        if cmd.card not in st.players[seat].hand:
+            return _no("card_not_in_hand", f"{cmd.card!r} is not in your hand")
+        if (seat, cmd.card) in sp.cards:
+            return _no("already_given", f"{cmd.card!r} already supports this attack")
+        return None
+    if kind is C.EndSupport:
+        return None
+    return _not_now(cmd, "support the offered attack or end your support")
+
+
+def _check_camper(st: State, cmd: Command) -> Problem | None:
+    kind = type(cmd)
+    seat = st.queue[0]
+    if kind is C.RescueTeammate:
+        t = cmd.target
+        if not _is_int(t) or not 0 <= t < st.seats or t == seat:
+            return _no("invalid_target", f"{t!r} is not a teammate")
+        if st.players[t].health > 0:
+            return _no("not_unconscious", f"seat {t} is conscious")
+        p = st.players[seat]
+        if len(p.draw) + len(p.discard) < RESCUE_CARDS:
+            return _no("not_enough_cards", "a rescue destroys two cards of your draw and discard piles")
+        return None
+    if kind is C.BreakCamp:
+        return None
+    return _not_now(cmd, "at the camp: rescue a teammate or break camp")
+
+
+def _check_vote(st: State, cmd: Command) -> Problem | None:
+    if type(cmd) is not C.Vote:
+        return _not_now(cmd, "the party is choosing its route: Vote")
+    if not _is_int(cmd.slot) or cmd.slot not in st.ballot.options:
+        return _no("not_selectable", f"slot {cmd.slot!r} is not an uncovered encounter")
+    return None
+
+
+def _check_facing(st: State, cmd: Command) -> Problem | None:
+    f = st.facing
     kind = type(cmd)
     enc = ENC[f.card]
     p = st.players[f.seat]
@@ -331,7 +350,7 @@ def _check_facing(st: State, f: Facing, cmd: Command) -> Problem | None:
         return None
     if kind is C.AcceptPenalty:
         return None
-    return _no("wrong_phase", "you are facing an encounter")
+    return _not_now(cmd, "you are facing an encounter")
 
 
 def _check_visit(st: State, cmd: Command) -> Problem | None:
@@ -364,7 +383,13 @@ def _check_visit(st: State, cmd: Command) -> Problem | None:
         return None
     if kind is C.LeaveMarket:
         return None
-    return _no("wrong_phase", "you are visiting the market")
+    return _not_now(cmd, "you are visiting the market")
+
+
+_SUBCHECKS: dict[str, Callable[[State, Command], Problem | None]] = {
+    PICK: _check_pick, SUPPORT: _check_support, FACING: _check_facing, VISIT: _check_visit,
+    CAMPER: _check_camper, VOTE: _check_vote,
+}
 
 
 # --- legal actions ----------------------------------------------------------------------
@@ -398,7 +423,10 @@ def _candidates(st: State, seat: int) -> list[Command]:
 def legal_actions(st: State, seat: int) -> list[Command]:
     if seat not in to_act(st):
         return []
-    legal = [cmd for cmd in _candidates(st, seat) if _check(st, cmd) is None]
+    # Every candidate is this seat's, at the pending decision: _check would route each one
+    # to this same sub-check.
+    check = _SUBCHECKS[decision(st)[0]]
+    legal = [cmd for cmd in _candidates(st, seat) if check(st, cmd) is None]
     # The order of sort_actions (type, then the one argument: every candidate has this seat).
     legal.sort(key=_action_key)
     return legal

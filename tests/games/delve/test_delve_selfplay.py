@@ -10,7 +10,7 @@ from croupier.games.delve import SPEC
 from croupier.games.delve.views import describe
 
 
-@pytest.mark.parametrize("seats, games", [(1, 6), (2, 4), (3, 3), (4, 2)])
+@pytest.mark.parametrize("seats, games", [(1, 5), (2, 3), (3, 2), (4, 2)])
 def test_random_bots_play_whole_games_without_errors(seats, games):
     report = selfplay(SPEC, games=games, seed=11, players=seats, check_all_legal=True)
     assert report.errors == []
@@ -41,7 +41,7 @@ def test_the_same_seed_gives_the_same_digest():
 
 
 def test_the_heuristic_bot_does_better_than_random_solo():
-    games = 16
+    games = 12
     smart = selfplay(SPEC, games=games, seed=31, players=1, bot="heuristic", check_all_legal=False)
     dumb = selfplay(SPEC, games=games, seed=31, players=1, bot="random", check_all_legal=False)
     smart_score = smart.score_sum_by_bot["heuristic"] / games

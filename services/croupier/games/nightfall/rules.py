@@ -191,11 +191,14 @@ def _spend(f: Fighter, cost: int) -> None:
         _reject("not_enough_actions", f"{f.card} has {f.actions} actions left, needs {cost}")
 
 
+_NOT_A = {"location": "not_a_location", "character": "not_a_character", "item": "not_an_item", "event": "not_an_event"}
+
+
 def _in_hand(player: Player, card: str, category: str) -> None:
     if card not in player.hand:
         _reject("not_in_hand", f"{card} is not in your hand")
     if CATEGORY.get(design_of(card)) != category:
-        _reject(f"not_a_{category}", f"{card} is not a {category.capitalize()}")
+        _reject(_NOT_A[category], f"{card} is not a {category.capitalize()}")
 
 
 def _new_location_ok(state: State, player: Player, location: str) -> None:

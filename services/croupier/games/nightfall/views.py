@@ -123,7 +123,7 @@ def describe(event: Event) -> str:
             return f"Seat {e.seat} laid a first Location face down."
         case E.OpeningLocationsRevealed():
             how = " (equal capacity, settled at random)" if e.tie_broken else ""
-            return f"First Locations turned up: {_name(e.cards[0])} and {_name(e.cards[1])}; seat {e.first} goes first{how}."
+            return f"First Locations turned up: {' and '.join(_name(c) for c in e.cards)}; seat {e.first} goes first{how}."
         case E.TurnStarted():
             return f"Turn {e.turn}: seat {e.seat} to play."
         case E.TrapWindowOpened():
@@ -186,7 +186,7 @@ def describe(event: Event) -> str:
         case E.TrapSet():
             return f"Seat {e.seat} laid a Trap face down on {_name(e.location)}."
         case E.TrapSprung():
-            return f"Seat {e.seat}'s {_name(e.cards[0])} sprang on {_name(e.location)}."
+            return f"Seat {e.seat}'s {CONTENT.name(e.trap)} sprang on {_name(e.location)}."
     return event.TYPE
 
 

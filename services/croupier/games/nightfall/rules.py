@@ -162,7 +162,7 @@ def _check_turn(state: State, cmd: Command, phase: str) -> None:
         _reject("game_over", "the game is over")
     if state.phase == SETUP:
         _reject("not_started", "the game has not started")
-    if cmd.seat not in to_act(state):
+    if (cmd.seat != state.active or state.phase == OPENING) and cmd.seat not in to_act(state):
         _reject("not_your_turn", f"seat {cmd.seat} is not to act")
     if state.phase != phase:
         _reject("wrong_phase", f"{cmd.TYPE} is not allowed in the {state.phase} phase")

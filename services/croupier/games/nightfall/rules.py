@@ -1147,34 +1147,43 @@ def _candidates(state: State, seat: int) -> list[Command]:
             out.extend(C.PlayCharacter(seat=seat, card=card, location=p.card) for p in places)
             out.extend(C.PlayCharacterOnNewLocation(seat=seat, card=card, location=loc) for loc in hand_locations)
     for f in mine:
-        here = by_card[f.location]
-        if f.actions >= COST_MOVE:
+        actions = f.actions
+        if actions >= COST_MOVE:
+            here = by_card[f.location]
             out.extend(C.MoveCharacter(seat=seat, character=f.card, to=p.card) for p in places if _adjacent(here, p))
-        if f.actions >= COST_PLAY_LOCATION:
+        if actions >= COST_PLAY_LOCATION:
             out.extend(C.PlayLocation(seat=seat, character=f.card, location=loc) for loc in hand_locations)
-        if f.actions >= COST_ATTACK:
+        if actions >= COST_ATTACK:
+            armed = _weapon_ready(f)
             for t in theirs:
                 if t.location == f.location:
                     out.append(C.Attack(seat=seat, attacker=f.card, target=t.card, with_item=False))
-                    out.append(C.Attack(seat=seat, attacker=f.card, target=t.card, with_item=True))
+                    if armed:
+                        out.append(C.Attack(seat=seat, attacker=f.card, target=t.card, with_item=True))
         if f.item is not None:
-            out.append(C.UseItem(seat=seat, character=f.card))
+            if not f.item_used:
+                out.append(C.UseItem(seat=seat, character=f.card))
             out.append(C.DiscardItem(seat=seat, character=f.card))
-            out.extend(C.TransferItem(seat=seat, character=f.card, to=g.card) for g in mine
-                       if g.location == f.location and g is not f)
-        out.append(C.Withdraw(seat=seat, character=f.card))
-        ability = _active_ability(f)
-        if ability is not None:
-            if ability.kind == "draw":
-                out.append(C.UseAbility(seat=seat, character=f.card, target=None))
-            elif ability.kind == "heal":
-                out.extend(C.UseAbility(seat=seat, character=f.card, target=g.card) for g in mine)
-            else:
-                out.extend(C.UseAbility(seat=seat, character=f.card, target=t.card) for t in theirs)
+            if not f.transferred and actions >= COST_TRANSFER:
+                out.extend(C.TransferItem(seat=seat, character=f.card, to=g.card) for g in mine
+                           if g.location == f.location and g is not f and g.item is None)
+        if actions >= state.withdraw_cost:
+            out.append(C.Withdraw(seat=seat, character=f.card))
+        if not f.ability_used and actions >= COST_ABILITY:
+            ability = _active_ability(f)
+            if ability is not None:
+                if ability.kind == "draw":
+                    out.append(C.UseAbility(seat=seat, character=f.card, target=None))
+                elif ability.kind == "heal":
+                    out.extend(C.UseAbility(seat=seat, character=f.card, target=g.card) for g in mine
+                               if g.location == f.location)
+                else:
+                    out.extend(C.UseAbility(seat=seat, character=f.card, target=t.card) for t in theirs)
     for card in player.hand:
         category = CATEGORY[design_of(card)]
         if category == "item":
-            out.extend(C.PlayItem(seat=seat, card=card, character=f.card) for f in mine if not f.acted)
+            out.extend(C.PlayItem(seat=seat, card=card, character=f.card) for f in mine
+                       if not f.acted and f.item is None)
         elif category == "event" and not state.event_played:
             target = EVENT_CARDS[design_of(card)].target
             if target == "none":

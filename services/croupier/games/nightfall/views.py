@@ -1,7 +1,9 @@
 """What each seat may see of a nightfall game, the cards it may not, and the replay words.
 
 Card ids carry their owner and design ("s1-knight-1": seat 1's Knight), so views do not
-repeat them; the content files (cards.py) give a design's numbers. Hidden: every deck (order and contents), the other seat's hand, its face-down first
+repeat them; the content files (cards.py) give a design's numbers.
+
+Hidden: every deck (order and contents), the other seat's hand, its face-down first
 Location before the reveal, its face-down Traps, and the Location card of its pending
 placement. Public: the map, Characters in play with their HP, actions and attachments,
 withdrawn Characters (they sit in front of their owner), discard piles and Graveyards,
@@ -14,7 +16,7 @@ from typing import Any
 
 from croupier.engine.contract import Event
 from croupier.games.nightfall import events as E
-from croupier.games.nightfall.cards import CONTENT, design_of, owner_of
+from croupier.games.nightfall.cards import CONTENT, design_of
 from croupier.games.nightfall.rules import LOSS_AT
 from croupier.games.nightfall.state import Fighter, State
 

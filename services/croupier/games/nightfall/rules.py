@@ -1,9 +1,9 @@
 """Nightfall's rules: initial_state, decide, evolve, legal_actions, is_over, result, to_act.
 
 decide checks a command with `_check` (one function per command type) and then emits its
-events through `_Out`, which folds each event as it is emitted so that later steps (a
-defeat, a loss at 200) see the state they caused. legal_actions builds candidate commands
-and keeps exactly those `_check` accepts, so the two cannot disagree.
+events through `_Out`, which folds the events emitted so far whenever it is read, so that
+later steps (a defeat, a loss at 200) see the state they caused. legal_actions builds
+candidate commands and keeps exactly those `_check` accepts, so the two cannot disagree.
 """
 
 from __future__ import annotations

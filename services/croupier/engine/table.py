@@ -430,6 +430,12 @@ class TableHost:
     def evolve(self, state: TableState | None, env: Envelope) -> TableState:
         """Fold one envelope. Total for any envelope that decide produced."""
         event = self.decode_event(env)
+        if state is not None and not isinstance(event, TABLE_EVENTS):
+            # The common case, a game event: one copy of the state, not two.
+            return dataclasses.replace(
+                state, game=self.spec.evolve(state.game, event), version=env.seq, last_hash=env.hash,
+                rng_counter=state.rng_counter + (len(env.cause["draws"]) if env.cause else 0), last_time=env.time,
+            )
         if state is None:
             if not isinstance(event, TableCreated):
                 raise ValueError(f"a table's first event must be TableCreated, not {env.type}")

@@ -92,6 +92,8 @@ def test_every_setting_is_deployed_or_listed_as_not_deployed():
 
 def test_not_deployed_names_are_still_in_the_code():
     gone = set(NOT_DEPLOYED) - set(code_settings.all_settings())
+    if code_settings.gateway_pending():
+        gone -= {"CROUPIER_GATEWAY_URL"}  # read by the gateway's clients, which land with it
     assert not gone, f"NOT_DEPLOYED names settings the code reads no more: {gone}"
 
 
@@ -125,15 +127,24 @@ def _set_in_k8s(r) -> dict[str, str]:
     return {k: v for k, v in found.items() if k.startswith("CROUPIER_")}
 
 
+def read_by_code(gateway_settings: set[str]) -> set[str]:
+    """Every setting the code reads; while the gateway's code is not in this tree, the
+    gateway's own settings (as the deployment gives them) count as read."""
+    read = set(code_settings.all_settings())
+    return read | gateway_settings if code_settings.gateway_pending() else read
+
+
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_k8s_sets_no_setting_the_code_does_not_read(rendered, overlay):
-    read = set(code_settings.all_settings())
+    r = rendered[overlay]
+    gateway = set(r.config("croupier-gateway-config")) | {e["name"] for e in container(r.require("Deployment", "gateway"), "gateway")["env"]}
+    read = read_by_code(gateway)
     unknown = {k: v for k, v in _set_in_k8s(rendered[overlay]).items() if k not in read}
     assert not unknown, f"overlay {overlay} sets settings no code reads (a typo?): {unknown}"
 
 
 def test_compose_sets_no_setting_the_code_does_not_read(compose):
-    read = set(code_settings.all_settings())
+    read = read_by_code(set(compose_env(compose["services"]["gateway"])))
     unknown = {(service, k) for service, spec in compose["services"].items()
                for k in compose_env(spec) if k.startswith("CROUPIER_") and k not in read}
     assert not unknown, f"compose sets settings no code reads (a typo?): {sorted(unknown)}"

@@ -7,7 +7,7 @@ import importlib
 from croupier.engine.contract import GameSpec, Rejection
 
 # Game ids, in the order `croupier games` lists them. A game is added here when it lands.
-GAME_IDS: tuple[str, ...] = ("expeditions",)
+GAME_IDS: tuple[str, ...] = ("expeditions", "virtues", "journey", "delve", "nightfall")
 
 _cache: dict[str, GameSpec] = {}
 

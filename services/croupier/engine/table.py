@@ -177,6 +177,7 @@ class TableHost:
 
     def __init__(self, spec: GameSpec):
         self.spec = spec
+        self._versions: dict[int, TableHost] = {spec.rules_version: self}
         self.events = MessageCodec(TABLE_EVENTS + spec.events, spec.upcasters)
         self.commands = MessageCodec(TABLE_COMMANDS + spec.commands, seat_in_envelope=True)
         self._game_commands = frozenset(spec.commands)
@@ -278,6 +279,14 @@ class TableHost:
         cmd = ForkTable(origin_events=(), seed=seed_hex)
         return self._seal(None, game_id, [created, forked], cmd, [], command_id, now)
 
+    def for_version(self, rules_version: int) -> "TableHost":
+        """The host of the rules version a table was created with: a game keeps the rules
+        it started under, even after the service has been upgraded."""
+        host = self._versions.get(rules_version)
+        if host is None:
+            host = self._versions[rules_version] = TableHost(self.spec.for_version(rules_version))
+        return host
+
     def decide(
         self,
         state: TableState,
@@ -287,6 +296,9 @@ class TableHost:
         now: int = 0,
         expected_version: int | None = None,
     ) -> list[Envelope]:
+        if state.rules_version != self.spec.rules_version:
+            return self.for_version(state.rules_version).decide(
+                state, command, command_id=command_id, now=now, expected_version=expected_version)
         if expected_version is not None and expected_version != state.version:
             raise Rejection(
                 "version_conflict", f"expected version {expected_version}, the table is at {state.version}", CONFLICT
@@ -429,7 +441,15 @@ class TableHost:
 
     def evolve(self, state: TableState | None, env: Envelope) -> TableState:
         """Fold one envelope. Total for any envelope that decide produced."""
+        if env.rules_version != self.spec.rules_version:
+            return self.for_version(env.rules_version).evolve(state, env)
         event = self.decode_event(env)
+        if state is not None and not isinstance(event, TABLE_EVENTS):
+            # The common case, a game event: one copy of the state, not two.
+            return dataclasses.replace(
+                state, game=self.spec.evolve(state.game, event), version=env.seq, last_hash=env.hash,
+                rng_counter=state.rng_counter + (len(env.cause["draws"]) if env.cause else 0), last_time=env.time,
+            )
         if state is None:
             if not isinstance(event, TableCreated):
                 raise ValueError(f"a table's first event must be TableCreated, not {env.type}")

@@ -8,7 +8,6 @@ One rule check per kind of move (`_begin_error`, `_play_error`, ...) returns Non
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from croupier.engine.contract import MALFORMED, Command, Context, Event, Rejection, Start, Tick, sort_actions
@@ -48,6 +47,8 @@ from croupier.games.expeditions.state import (
     SETUP,
     Player,
     State,
+    replace_player,
+    replace_state,
 )
 
 COLORS = CONTENT.colors
@@ -377,7 +378,7 @@ def _set(items: tuple, i: int, value: Any) -> tuple:
 
 
 def _with_player(state: State, seat: int, player: Player, **changes: Any) -> State:
-    return replace(state, players=_set(state.players, seat, player), **changes)
+    return replace_state(state, players=_set(state.players, seat, player), **changes)
 
 
 def evolve(state: State, event: Event) -> State:
@@ -385,7 +386,7 @@ def evolve(state: State, event: Event) -> State:
     if t is CardDrawn:
         seat = event.seat
         player = state.players[seat]
-        player = replace(player, hand=player.hand + (event.card,))
+        player = replace_player(player, hand=player.hand + (event.card,))
         if event.source == SUPPLY:
             changes: dict[str, Any] = {"supply": state.supply[1:]}
         else:
@@ -397,25 +398,25 @@ def evolve(state: State, event: Event) -> State:
         player = state.players[event.seat]
         p = CARD_COLOR.get(event.card, 0)
         return _with_player(
-            state, event.seat, replace(player, hand=_without(player.hand, event.card)),
+            state, event.seat, replace_player(player, hand=_without(player.hand, event.card)),
             discards=_set(state.discards, p, state.discards[p] + (event.card,)), turn_discard=event.card, phase=DRAW,
         )
     if t is CardPlayed:
         player = state.players[event.seat]
         p = CARD_COLOR.get(event.card, 0)
-        player = replace(player, hand=_without(player.hand, event.card), piles=_set(player.piles, p, player.piles[p] + (event.card,)))
+        player = replace_player(player, hand=_without(player.hand, event.card), piles=_set(player.piles, p, player.piles[p] + (event.card,)))
         return _with_player(state, event.seat, player, phase=DRAW)
     if t is FigureMoved:
         player = state.players[event.seat]
         p = COLOR_INDEX.get(event.color, 0)
         crossed = player.steps[p] <= state.cfg.board.bridge_after < event.step
-        player = replace(player, steps=_set(player.steps, p, event.step))
+        player = replace_player(player, steps=_set(player.steps, p, event.step))
         return _with_player(state, event.seat, player, phase=DRAW, pending="", pending_exclude=-1,
                             crossings=state.crossings + crossed)
     if t is PathBegun:
         player = state.players[event.seat]
         p = CARD_COLOR.get(event.card, 0)
-        player = replace(
+        player = replace_player(
             player, hand=_without(player.hand, event.card), piles=_set(player.piles, p, (event.card,)),
             steps=_set(player.steps, p, 1), researchers=_set(player.researchers, p, event.researcher),
         )
@@ -423,31 +424,31 @@ def evolve(state: State, event: Event) -> State:
     if t is ArrowFound:
         if not event.choice:
             return state
-        return replace(state, phase=MOVE, pending=ARROW_MOVE, pending_exclude=-1)
+        return replace_state(state, phase=MOVE, pending=ARROW_MOVE, pending_exclude=-1)
     if t is LastStepPlayed:
-        return replace(state, phase=MOVE, pending=LAST_STEP_MOVE, pending_exclude=COLOR_INDEX.get(event.color, -1))
+        return replace_state(state, phase=MOVE, pending=LAST_STEP_MOVE, pending_exclude=COLOR_INDEX.get(event.color, -1))
     if t is MoveSkipped:
-        return replace(state, phase=DRAW, pending="", pending_exclude=-1)
+        return replace_state(state, phase=DRAW, pending="", pending_exclude=-1)
     if t is ArtefactFound:
         player = state.players[event.seat]
         p = COLOR_INDEX.get(event.color, 0)
-        player = replace(player, artefacts=player.artefacts + (event.tile,))
+        player = replace_player(player, artefacts=player.artefacts + (event.tile,))
         return _with_player(state, event.seat, player, tiles=_set(state.tiles, p, _set(state.tiles[p], event.step - 1, None)))
     if t is PointsFound:
         player = state.players[event.seat]
-        return _with_player(state, event.seat, replace(player, chips=player.chips + event.points),
+        return _with_player(state, event.seat, replace_player(player, chips=player.chips + event.points),
                             spent=state.spent | {event.tile})
     if t is ExpeditionDealt:
         return _dealt(state, event)
     if t is ExpeditionEnded:
         players = tuple(
-            replace(pl, chips=event.chips[i], artefact_chips=event.artefact_chips[i], artefacts=())
+            replace_player(pl, chips=event.chips[i], artefact_chips=event.artefact_chips[i], artefacts=())
             for i, pl in enumerate(state.players)
         )
-        return replace(state, players=players, phase=SCORED, current=event.last_player,
+        return replace_state(state, players=players, phase=SCORED, current=event.last_player,
                        pending="", pending_exclude=-1, turn_discard=None, last_points=tuple(event.points))
     if t is GameEnded:
-        return replace(state, phase=OVER, artefact_points=tuple(event.artefact_points), scores=tuple(event.scores),
+        return replace_state(state, phase=OVER, artefact_points=tuple(event.artefact_points), scores=tuple(event.scores),
                        winners=tuple(event.winners))
     return state
 
@@ -457,13 +458,13 @@ def _dealt(state: State, event: ExpeditionDealt) -> State:
     empty = tuple(() for _ in range(n))
     old = state.players or tuple(Player() for _ in range(state.seats))
     players = tuple(
-        replace(
+        replace_player(
             old[i] if i < len(old) else Player(),
             hand=tuple(hand), piles=empty, steps=(0,) * n, researchers=(False,) * n, artefacts=(),
         )
         for i, hand in enumerate(event.hands)
     )
-    return replace(
+    return replace_state(
         state, phase=PLAY, expedition=event.expedition, current=event.first, players=players,
         supply=tuple(event.supply), discards=empty, removed=tuple(event.removed),
         tiles=tuple(tuple(row) for row in event.tiles), spent=frozenset(), crossings=0, pending="",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from croupier.games.expeditions.cards import Config
 
@@ -42,3 +42,19 @@ class State:
     artefact_points: tuple[int, ...] = ()
     scores: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
+
+
+def _replacer(cls):
+    """A `dataclasses.replace` for one class, about twice as fast: evolve replaces the state
+    several times per event, and evolve's speed is a target (>= 50,000 events/s)."""
+    names = [f.name for f in fields(cls)]
+    params = ", ".join(f"{n}=_KEEP" for n in names)
+    values = ", ".join(f"obj.{n} if {n} is _KEEP else {n}" for n in names)
+    namespace = {"_KEEP": _KEEP, "cls": cls}
+    exec(f"def replace(obj, *, {params}):\n    return cls({values})", namespace)  # noqa: S102
+    return namespace["replace"]
+
+
+_KEEP = object()
+replace_player = _replacer(Player)
+replace_state = _replacer(State)

@@ -1,0 +1,43 @@
+"""virtues: cover the Virtues on Location cards with Action cards; six completions win.
+
+From rule text 002 (The Scotland Card Game, 2022). See docs/games/virtues.md.
+"""
+
+from __future__ import annotations
+
+from croupier.engine.contract import GameSpec, OptionSpec
+
+from . import bots, rules, views
+from .commands import COMMANDS
+from .events import EVENTS
+
+OPTIONS = (
+    OptionSpec("completions_to_win", 6, "Locations a player must complete to win (the text's 'play to eight')", choices=(6, 8)),
+    OptionSpec("special_cards", 10, "special Action cards shuffled into the deck (the first N of the ten designed)",
+               minimum=0, maximum=10),
+    OptionSpec("max_rounds", 100, "cap: after this many rounds the most completions win (ties share)",
+               minimum=1, maximum=10000),
+)
+
+SPEC = GameSpec(
+    id="virtues",
+    name="Virtues",
+    min_seats=2,
+    max_seats=4,
+    rules_version=1,
+    options=OPTIONS,
+    commands=COMMANDS,
+    events=EVENTS,
+    initial_state=rules.initial_state,
+    decide=rules.decide,
+    evolve=rules.evolve,
+    view=views.view,
+    legal_actions=rules.legal_actions,
+    is_over=rules.is_over,
+    result=rules.result,
+    to_act=rules.to_act,
+    hidden=views.hidden,
+    describe=views.describe,
+    bots={"heuristic": bots.heuristic},
+    summary="Two to four players cover the symbols of Location cards with Action cards; six completed Locations win.",
+)

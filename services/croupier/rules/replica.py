@@ -108,6 +108,7 @@ class Replica:
         self._metrics = metrics
         self.on_committed: Callable | None = None
         self._lock = asyncio.Lock()
+        self._assigned: set[int] = set()
         self.membership: Membership | None = None
         self.last_rebuild: dict[str, float] = {}
 
@@ -125,13 +126,18 @@ class Replica:
         return self.owners.get(partition)
 
     async def assign(self, parts: list[int]) -> None:
+        self._assigned.update(parts)
         async with self._lock:
             for p in parts:
-                if p in self.owners and self.owners[p].status != LOST:
+                if p not in self._assigned or (p in self.owners and self.owners[p].status != LOST):
                     continue
-                await self._take(p)
+                delay = 0.5
+                while p in self._assigned and not await self._take(p):
+                    # Kafka or Redis hiccup while taking over: try again while it is ours.
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
 
-    async def _take(self, p: int) -> None:
+    async def _take(self, p: int) -> bool:
         s = self.settings
         previous = self._suspended.pop(p, None)
         owner = PartitionOwner(
@@ -160,7 +166,13 @@ class Replica:
             log.error("partition_start_failed", partition=p, error=str(exc))
             owner.status = LOST
             self.owners.pop(p, None)
-            return
+            if previous is not None:
+                self._suspended[p] = previous
+            try:
+                await owner.stop("start failed")
+            except Exception:
+                pass
+            return False
         elapsed = time.perf_counter() - started
         self.last_rebuild = {"partition": p, "events": counter["events"], "seconds": round(elapsed, 3),
                              "events_per_s": round(counter["events"] / elapsed, 1) if elapsed else 0.0}
@@ -169,8 +181,15 @@ class Replica:
         if self._metrics:
             self._metrics.owned_partitions.set(len(self.owners))
             self._metrics.owned_games.set(sum(len(o.games) for o in self.owners.values()))
+        return True
 
     async def revoke(self, parts: list[int]) -> None:
+        self._assigned.difference_update(parts)
+        # Wait for a take-over in progress to finish, then stop it: never two at once.
+        async with self._lock:
+            await self._revoke(parts)
+
+    async def _revoke(self, parts: list[int]) -> None:
         for p in parts:
             owner = self.owners.pop(p, None)
             if owner is None:

@@ -309,6 +309,7 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
     from croupier_gateway import replay_routes
 
     replay_routes.register(op, op_auth, gw)
+    replay_routes.register_player(v1, gw, bearer)
 
     v1.include_router(op)
     app.include_router(v1)

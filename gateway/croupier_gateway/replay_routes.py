@@ -1,24 +1,92 @@
-"""The operator's replay and audit routes (issue 12: Replay and audit) belong here.
+"""Replay, audit and export over HTTP (issue 12), read back from the Kafka log.
 
-`register(router, auth, gw)` is called by app.create_app with the /v1/operator router and
-the operator credential's dependency, so every route added here is behind it:
-
-    @router.get("/games/{game_id}/replay", dependencies=auth)   # the game as seat S saw it at step N
-    @router.get("/games/{game_id}/audit", dependencies=auth)    # hash chain and shuffle checks
-    @router.get("/games/{game_id}/export", dependencies=auth)   # the events as a file
-    @router.post("/games/{game_id}/fork", dependencies=auth)    # a new table from step N
-
-They read a game's events back from Kafka (croupier.rules.store.read_partition), never from
-the players' side of the gateway. Until then there are none.
+Operators (behind the operator credential) may export, audit and replay any game as any
+viewer. A player may replay the game of their seat token: while the game runs, only as
+their own seat (what that seat saw); once it is over, the full record is open, so as any
+seat. Spectators replay as spectators. The log is read with croupier.rules.store.read_game
+in a worker thread; the engine's audit and replay (croupier.engine.audit) do the rest.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from croupier.engine.audit import audit, moves, view_as
+from croupier.engine.contract import Rejection
+from croupier.engine.envelope import Envelope
+from croupier_gateway.errors import ApiError
+
+GameId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")]
+Viewer = Annotated[str, Query(alias="as", pattern=r"^(spectator|operator|[0-9]{1,2})$",
+                              description="a seat number, spectator or operator")]
+ToSeq = Annotated[int | None, Query(ge=1, le=2**62, description="the step (seq) to stop at; default the end")]
+
+
+async def _log(gw: Any, game_id: str) -> list[Envelope]:
+    from croupier.rules.settings import KafkaSettings
+    from croupier.rules.store import read_game
+
+    game_type = await gw.game_type_of(game_id)
+    settings = KafkaSettings.from_env()
+    envelopes = await asyncio.get_running_loop().run_in_executor(None, read_game, settings, game_id, [game_type])
+    if not envelopes:
+        raise ApiError("not_found", "no_such_game", f"no events for game {game_id}")
+    return envelopes
+
+
+def _replay(envelopes: list[Envelope], to: int | None, viewer: str) -> dict[str, Any]:
+    try:
+        return {"game_id": envelopes[0].game_id, "to": to or envelopes[-1].seq, "as": viewer,
+                "view": view_as(envelopes, to, viewer), "moves": moves(envelopes, to, viewer)}
+    except Rejection as exc:
+        raise ApiError("malformed", exc.code, exc.message, field="as") from None
 
 
 def register(router: APIRouter, auth: Sequence[Any], gw: Callable[[], Any]) -> None:
-    return None
+    @router.get("/games/{game_id}/export", dependencies=auth, summary="The game's events as JSON lines, from Kafka",
+                response_class=Response)
+    async def export(game_id: GameId):
+        envelopes = await _log(gw(), game_id)
+        body = "\n".join(env.to_json() for env in envelopes) + "\n"
+        return Response(body, media_type="application/x-ndjson",
+                        headers={"content-disposition": f'attachment; filename="{game_id}.jsonl"'})
+
+    @router.get("/games/{game_id}/audit", dependencies=auth,
+                summary="Check the log: seq, hash chain, seed, every draw, re-execution")
+    async def audit_game(game_id: GameId):
+        envelopes = await _log(gw(), game_id)
+        report = await asyncio.get_running_loop().run_in_executor(None, audit, envelopes)
+        return JSONResponse(report.as_dict())
+
+    @router.get("/games/{game_id}/replay", dependencies=auth,
+                summary="The game at step `to` as a viewer saw it, and its moves in words")
+    async def replay_operator(game_id: GameId, to: ToSeq = None, viewer: Viewer = "operator"):
+        envelopes = await _log(gw(), game_id)
+        return JSONResponse(_replay(envelopes, to, viewer))
+
+
+def register_player(router: APIRouter, gw: Callable[[], Any], bearer: Callable[[Request], str | None]) -> None:
+    @router.get("/tables/{game_id}/replay", tags=["play"],
+                summary="Replay your table: as your seat while it runs, as any seat once it is over")
+    async def replay_player(request: Request, game_id: GameId, to: ToSeq = None,
+                            viewer: Annotated[str | None, Query(alias="as", pattern=r"^(spectator|[0-9]{1,2})$")] = None):
+        g = gw()
+        claims = await g.seat_claims(bearer(request), game_id, required=False)
+        envelopes = await _log(g, game_id)
+        over = any(env.type == "TableEnded" for env in envelopes)
+        own = "spectator" if claims is None else str(claims.seat)
+        who = viewer or own
+        if who != own and not over:
+            raise ApiError("forbidden", "replay_while_running",
+                           "while the game runs you may replay only as your own seat")
+        if over and to is None:
+            to = envelopes[-1].seq
+        return JSONResponse(_replay(envelopes, to, who))
+
+
+__all__ = ["register", "register_player"]

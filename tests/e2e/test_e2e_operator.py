@@ -55,3 +55,42 @@ def test_force_end_a_running_table(stack_services):
     assert final["status"] == "over" and final["end_reason"] == "forced" and final["seed"]
     table = httpx.get(f"{stack_services.http_url}/v1/tables/{game_id}").json()
     assert table["status"] == "over"
+
+
+def test_export_audit_and_replay_over_http(stack_services):
+    from croupier_gateway.bots import create_and_seat
+    from croupier_gateway.client import HttpGateway
+
+    game = stack_services.games[0]
+    url = stack_services.http_url
+
+    async def main():
+        client = HttpGateway(url)
+        try:
+            game_id, tokens = await create_and_seat(client, game, ["random", "random"])
+            own = (await client.http.get(f"/v1/tables/{game_id}/replay",
+                                         headers={"authorization": f"Bearer {tokens[0]}"})).json()
+            peek = await client.http.get(f"/v1/tables/{game_id}/replay", params={"as": "1"},
+                                         headers={"authorization": f"Bearer {tokens[0]}"})
+            await client.http.post(f"/v1/operator/games/{game_id}/force-end", json={"reason": "e2e replay"}, headers=OP)
+            return game_id, tokens, own, peek
+        finally:
+            await client.close()
+
+    game_id, tokens, own, peek = run(main())
+    assert own["view"]["you"] == 0 and own["as"] == "0"
+    assert peek.status_code == 403
+    exported = httpx.get(f"{url}/v1/operator/games/{game_id}/export", headers=OP, timeout=30)
+    assert exported.status_code == 200
+    lines = exported.text.splitlines()
+    assert lines and all(f'"game_id":"{game_id}"' in line for line in lines)
+    report = httpx.get(f"{url}/v1/operator/games/{game_id}/audit", headers=OP, timeout=60).json()
+    assert report["ok"] is True and report["events"] == len(lines)
+    replay = httpx.get(f"{url}/v1/operator/games/{game_id}/replay", params={"to": 3, "as": "spectator"},
+                       headers=OP, timeout=30).json()
+    assert replay["view"]["version"] == 3 and replay["moves"]
+    # Once over, a player may replay as any seat; nobody without the credential reaches the operator routes.
+    after = httpx.get(f"{url}/v1/tables/{game_id}/replay", params={"as": "1"},
+                      headers={"authorization": f"Bearer {tokens[0]}"}, timeout=30)
+    assert after.status_code == 200 and after.json()["view"]["you"] == 1
+    assert httpx.get(f"{url}/v1/operator/games/{game_id}/audit", timeout=30).status_code == 401

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import structlog
 from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.coordinator.base import MemberState
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
 from croupier.engine.envelope import Envelope
@@ -30,25 +31,22 @@ log = structlog.get_logger("croupier.rules")
 
 
 class _Listener(ConsumerRebalanceListener):
+    """The callbacks only stop commands at once (revoked) and pause fetching (assigned);
+    what the replica serves follows the consumer's assignment (see Membership.run)."""
+
     def __init__(self, membership: "Membership"):
         self.m = membership
 
     def on_partitions_revoked(self, revoked):
-        parts = sorted(tp.partition for tp in revoked if tp.topic == self.m.topic)
-        if parts:
-            # Block the group until our writers have stopped: no two owners at once.
-            fut = asyncio.run_coroutine_threadsafe(self.m.replica.revoke(parts), self.m.loop)
-            try:
-                fut.result(timeout=15)
-            except Exception as exc:  # the writer is fenced by the broker anyway
-                log.warning("revoke_slow", error=str(exc))
+        for tp in revoked:
+            owner = self.m.replica.owners.get(tp.partition) if tp.topic == self.m.topic else None
+            if owner is not None:
+                owner.status = LOST  # an append under way is fenced by the next owner anyway
 
     def on_partitions_assigned(self, assigned):
         mine = [tp for tp in assigned if tp.topic == self.m.topic]
         if mine:
             self.m.consumer.pause(*mine)
-            parts = sorted(tp.partition for tp in mine)
-            asyncio.run_coroutine_threadsafe(self.m.replica.assign(parts), self.m.loop)
 
 
 class Membership(threading.Thread):
@@ -58,7 +56,7 @@ class Membership(threading.Thread):
         self.loop = loop
         s = replica.settings
         self.topic = replica.topic
-        self._stop = threading.Event()
+        self._stopping = threading.Event()  # not _stop: Thread has its own
         self.consumer = KafkaConsumer(
             bootstrap_servers=s.kafka.bootstrap,
             group_id=f"croupier-rules.{self.topic}",
@@ -75,13 +73,23 @@ class Membership(threading.Thread):
         self.consumer.subscribe([self.topic], listener=_Listener(self))
 
     def run(self) -> None:
+        last: frozenset[int] | None = None
         try:
-            while not self._stop.is_set():
+            while not self._stopping.is_set():
                 self.consumer.poll(timeout_ms=200)
+                assignment = self.consumer.assignment()
                 paused = set(self.consumer.paused())
-                unpaused = [tp for tp in self.consumer.assignment() if tp not in paused]
+                unpaused = [tp for tp in assignment if tp not in paused]
                 if unpaused:
                     self.consumer.pause(*unpaused)
+                coordinator = getattr(self.consumer, "_coordinator", None)
+                if coordinator is not None and coordinator.state != MemberState.STABLE:
+                    continue
+                desired = frozenset(tp.partition for tp in assignment if tp.topic == self.topic)
+                if desired != last or self.replica.dirty:
+                    last = desired
+                    self.replica.dirty = False
+                    asyncio.run_coroutine_threadsafe(self.replica.reconcile(desired), self.loop)
         except Exception as exc:
             log.error("membership_failed", error=str(exc))
         finally:
@@ -92,7 +100,7 @@ class Membership(threading.Thread):
                 pass
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stopping.set()
 
 
 class Replica:
@@ -108,7 +116,7 @@ class Replica:
         self._metrics = metrics
         self.on_committed: Callable | None = None
         self._lock = asyncio.Lock()
-        self._assigned: set[int] = set()
+        self.dirty = False
         self.membership: Membership | None = None
         self.last_rebuild: dict[str, float] = {}
 
@@ -125,19 +133,19 @@ class Replica:
     def owner_of(self, partition: int) -> PartitionOwner | None:
         return self.owners.get(partition)
 
-    async def assign(self, parts: list[int]) -> None:
-        self._assigned.update(parts)
+    async def reconcile(self, desired: frozenset[int]) -> None:
+        """Serve exactly the partitions the group assigns us: let go of the others, take the
+        new ones (and again any we hold that was marked lost). Runs one at a time."""
         async with self._lock:
-            for p in parts:
-                if p not in self._assigned or (p in self.owners and self.owners[p].status != LOST):
-                    continue
-                delay = 0.5
-                while p in self._assigned and not await self._take(p):
-                    # Kafka or Redis hiccup while taking over: try again while it is ours.
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 5.0)
+            for p in [p for p, o in self.owners.items() if p not in desired or o.status == LOST]:
+                await self.revoke([p])
+            for p in sorted(desired):
+                if p not in self.owners:
+                    await self._take(p)
+                    if p not in self.owners:
+                        self.dirty = True  # the take failed: try again on the next poll
 
-    async def _take(self, p: int) -> bool:
+    async def _take(self, p: int) -> None:
         s = self.settings
         previous = self._suspended.pop(p, None)
         owner = PartitionOwner(
@@ -166,13 +174,7 @@ class Replica:
             log.error("partition_start_failed", partition=p, error=str(exc))
             owner.status = LOST
             self.owners.pop(p, None)
-            if previous is not None:
-                self._suspended[p] = previous
-            try:
-                await owner.stop("start failed")
-            except Exception:
-                pass
-            return False
+            return
         elapsed = time.perf_counter() - started
         self.last_rebuild = {"partition": p, "events": counter["events"], "seconds": round(elapsed, 3),
                              "events_per_s": round(counter["events"] / elapsed, 1) if elapsed else 0.0}
@@ -181,15 +183,8 @@ class Replica:
         if self._metrics:
             self._metrics.owned_partitions.set(len(self.owners))
             self._metrics.owned_games.set(sum(len(o.games) for o in self.owners.values()))
-        return True
 
     async def revoke(self, parts: list[int]) -> None:
-        self._assigned.difference_update(parts)
-        # Wait for a take-over in progress to finish, then stop it: never two at once.
-        async with self._lock:
-            await self._revoke(parts)
-
-    async def _revoke(self, parts: list[int]) -> None:
         for p in parts:
             owner = self.owners.pop(p, None)
             if owner is None:

@@ -148,11 +148,11 @@ def _every_command(seat, seats):
     return out
 
 
-def test_legal_actions_are_exactly_the_commands_decide_accepts():
+def test_legal_actions_are_exactly_the_commands_decide_accepts_in_the_sorted_order():
     import random
 
     from croupier.engine.codec import MessageCodec
-    from croupier.engine.contract import Context, Rejection
+    from croupier.engine.contract import Context, Rejection, sort_actions
     from croupier.engine.testing import fair_rng
     from croupier.games.journey.bots import heuristic
 
@@ -169,6 +169,7 @@ def test_legal_actions_are_exactly_the_commands_decide_accepts():
         while not SPEC.is_over(state):
             seat = SPEC.to_act(state)[0]
             legal = SPEC.legal_actions(state, seat)
+            assert legal == sort_actions(legal)
             if step % 4 == 0:
                 accepted = []
                 for cmd in everything[seat]:

@@ -41,6 +41,9 @@ class Rejection(Exception):
         return {"code": self.code, "message": self.message, "kind": self.kind}
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Command:
     """Base of every command: imperative names (PlayCard). `seat` is who sends it;
@@ -51,7 +54,10 @@ class Command:
     seat: int | None = None
 
     def sort_key(self) -> tuple:
-        return (self.TYPE,) + tuple(_key(getattr(self, f.name)) for f in dataclasses.fields(self))
+        names = _FIELD_NAMES.get(type(self))
+        if names is None:
+            names = _FIELD_NAMES[type(self)] = tuple(f.name for f in dataclasses.fields(self))
+        return (self.TYPE,) + tuple(_key(getattr(self, name)) for name in names)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,6 +17,9 @@ def machine() -> dict:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        # Other work on the machine skews every figure: a load above the core count means
+        # the numbers are lower bounds.
+        "load_average_1m": round(os.getloadavg()[0], 2),
     }
 
 

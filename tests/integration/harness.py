@@ -76,7 +76,7 @@ def start_rules(game: str, kafka: str, redis_url: str, prefix: str, log_dir: Pat
     return svc, f"127.0.0.1:{port}"
 
 
-def wait_owned(redis_url: str, prefix: str, game: str, partitions: int, timeout: float = 60,
+def wait_owned(redis_url: str, prefix: str, game: str, partitions: int, timeout: float = 90,
                services: list[Service] = (), owners: set[str] | None = None) -> dict[str, str]:
     """Until every partition of the game type has a published owner (among `owners`)."""
     r = redis_lib.Redis.from_url(redis_url)

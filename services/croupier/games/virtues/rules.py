@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from croupier.engine.contract import MALFORMED, Command, Context, Event, Rejection, Start, Tick
@@ -542,10 +543,20 @@ def legal_actions(state: State, seat: int) -> list[Command]:
     return out
 
 
+def _special_key(cmd: PlaySpecial) -> tuple[str, ...]:
+    return (cmd.card, cmd.location or "", cmd.symbol or "", cmd.target or "")
+
+
+# The order of engine.contract.sort_actions, computed cheaply: the seat is the same for every
+# action of a list, and a field is a string or None (None sorts first, as "" does here).
+_KEYS: dict[type, Callable[[Any], Any]] = {
+    cls: (_special_key if cls is PlaySpecial else attrgetter(*names) if names else (lambda cmd: ""))
+    for cls, names in _STR_FIELDS.items()
+}
+
+
 def _order(cmd: Command) -> tuple:
-    """The order of engine.contract.sort_actions, computed cheaply: the seat is the same for
-    every action of a list, and a field is a string or None (None sorts first, like "")."""
-    return (cmd.TYPE,) + tuple(getattr(cmd, name) or "" for name in _STR_FIELDS[type(cmd)])
+    return (cmd.TYPE, _KEYS[type(cmd)](cmd))
 
 
 def to_act(state: State) -> tuple[int, ...]:

@@ -28,20 +28,80 @@ from collections.abc import Callable, Mapping
 from operator import attrgetter
 from typing import Any
 
-from croupier.engine.contract import MALFORMED, Command, Context, Event, Rejection, Start, Tick
+from croupier.engine.contract import (
+    MALFORMED,
+    Command,
+    Context,
+    Event,
+    Rejection,
+    Start,
+    Tick,
+)
 
 from .cards import CATALOG
 from .commands import (
-    ChooseCard, DiscardCard, DiscardHand, DiscardLocations, DrawCard, ExchangeLocation, KeepLocations,
-    MoveAction, PlayAction, PlaySpecial, ReturnLocation, StopPlaying, StopRearranging, TakeDiscard, TakeLocation,
+    ChooseCard,
+    DiscardCard,
+    DiscardHand,
+    DiscardLocations,
+    DrawCard,
+    ExchangeLocation,
+    KeepLocations,
+    MoveAction,
+    PlayAction,
+    PlaySpecial,
+    ReturnLocation,
+    StopPlaying,
+    StopRearranging,
+    TakeDiscard,
+    TakeLocation,
 )
 from .events import (
-    ActionMoved, ActionPlayed, CardBanished, CardDiscarded, CardDrawn, CardSalvaged, CardSeized, DeckRebuilt,
-    DiscardFlipped, DiscardTaken, DisplayRefilled, GameEnded, GameSetUp, HandDiscarded, LocationCompleted,
-    LocationDrawn, LocationExchanged, LocationReturned, LocationsDiscarded, LocationsKept, LocationSwapped,
-    LocationTaken, PeekedCardTaken, PlayingStopped, RearrangingStopped, SpecialPlayed, TurnBegan,
+    ActionMoved,
+    ActionPlayed,
+    CardBanished,
+    CardDiscarded,
+    CardDrawn,
+    CardSalvaged,
+    CardSeized,
+    DeckRebuilt,
+    DiscardFlipped,
+    DiscardTaken,
+    DisplayRefilled,
+    GameEnded,
+    GameSetUp,
+    HandDiscarded,
+    LocationCompleted,
+    LocationDrawn,
+    LocationExchanged,
+    LocationReturned,
+    LocationsDiscarded,
+    LocationsKept,
+    LocationSwapped,
+    LocationTaken,
+    PeekedCardTaken,
+    PlayingStopped,
+    RearrangingStopped,
+    SpecialPlayed,
+    TurnBegan,
 )
-from .state import ACT, BONUS, CLAIM, DRAW, END, OVER, REARRANGE, SCOUT, SETUP, SURVEY, Config, Player, Site, State, Turn
+from .state import (
+    ACT,
+    BONUS,
+    CLAIM,
+    DRAW,
+    END,
+    OVER,
+    REARRANGE,
+    SCOUT,
+    SETUP,
+    SURVEY,
+    Config,
+    Player,
+    Site,
+    State,
+    Turn,
+)
 
 HAND_SIZE = 3
 ARRAY_SIZE = 3
@@ -317,7 +377,7 @@ def _problem(state: State, cmd: Command) -> Problem:
 class _Out:
     """The events of one decision, folded as they are emitted."""
 
-    __slots__ = ("state", "events")
+    __slots__ = ("events", "state")
 
     def __init__(self, state: State):
         self.state = state

@@ -8,10 +8,25 @@ from croupier.engine.bots import bot_for
 from croupier.engine.local import LocalTable
 from croupier.engine.selfplay import leaks, leaves
 from croupier.games.virtues import SPEC
-from croupier.games.virtues.events import CardDrawn, LocationCompleted, PeekedCardTaken, SpecialPlayed
+from croupier.games.virtues.events import (
+    CardDrawn,
+    LocationCompleted,
+    PeekedCardTaken,
+    SpecialPlayed,
+)
 from croupier.games.virtues.views import describe
 from virtues_support import (
-    ACTION_DECK, ARRAY0, BANNOCKBURN, HAND0, HAND1, LOCATION_DECK, SEER, SURVEY, completed, cover, game,
+    ACTION_DECK,
+    ARRAY0,
+    BANNOCKBURN,
+    HAND0,
+    HAND1,
+    LOCATION_DECK,
+    SEER,
+    SURVEY,
+    completed,
+    cover,
+    game,
 )
 
 

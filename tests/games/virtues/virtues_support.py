@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from croupier.engine.testing import Scenario, scenario
 from croupier.games.virtues import SPEC
-from croupier.games.virtues.events import ActionPlayed, GameSetUp, LocationCompleted, TurnBegan
+from croupier.games.virtues.events import (
+    ActionPlayed,
+    GameSetUp,
+    LocationCompleted,
+    TurnBegan,
+)
 
 BANNOCKBURN = "loc-bannockburn"
 EDINBURGH = "loc-edinburgh-castle"

@@ -25,22 +25,83 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any
 
-from croupier.engine.contract import MALFORMED, Command, Context, Event, Rejection, Start, Tick
+from croupier.engine.contract import (
+    MALFORMED,
+    Command,
+    Context,
+    Event,
+    Rejection,
+    Start,
+    Tick,
+)
 
 from .cards import CATALOG
 from .commands import (
-    ChooseCard, DiscardCard, DiscardHand, DiscardLocations, DrawCard, ExchangeLocation, KeepLocations,
-    MoveAction, PlayAction, PlaySpecial, ReturnLocation, StopPlaying, StopRearranging, TakeDiscard, TakeLocation,
+    ChooseCard,
+    DiscardCard,
+    DiscardHand,
+    DiscardLocations,
+    DrawCard,
+    ExchangeLocation,
+    KeepLocations,
+    MoveAction,
+    PlayAction,
+    PlaySpecial,
+    ReturnLocation,
+    StopPlaying,
+    StopRearranging,
+    TakeDiscard,
+    TakeLocation,
 )
 from .events import (
-    ActionMoved, ActionPlayed, CardBanished, CardDiscarded, CardDrawn, CardSalvaged, CardSeized, DeckRebuilt,
-    DiscardFlipped, DiscardTaken, DisplayRefilled, GameEnded, GameSetUp, HandDiscarded, LocationCompleted,
-    LocationDrawn, LocationExchanged, LocationReturned, LocationsDiscarded, LocationsKept, LocationSwapped,
-    LocationTaken, PeekedCardTaken, PlayingStopped, RearrangingStopped, SpecialPlayed, TurnBegan,
+    ActionMoved,
+    ActionPlayed,
+    CardBanished,
+    CardDiscarded,
+    CardDrawn,
+    CardSalvaged,
+    CardSeized,
+    DeckRebuilt,
+    DiscardFlipped,
+    DiscardTaken,
+    DisplayRefilled,
+    GameEnded,
+    GameSetUp,
+    HandDiscarded,
+    LocationCompleted,
+    LocationDrawn,
+    LocationExchanged,
+    LocationReturned,
+    LocationsDiscarded,
+    LocationsKept,
+    LocationSwapped,
+    LocationTaken,
+    PeekedCardTaken,
+    PlayingStopped,
+    RearrangingStopped,
+    SpecialPlayed,
+    TurnBegan,
 )
-from .state import ACT, BONUS, CLAIM, DRAW, END, OVER, REARRANGE, SCOUT, SETUP, SURVEY, Config, Player, Site, State, Turn
+from .state import (
+    ACT,
+    BONUS,
+    CLAIM,
+    DRAW,
+    END,
+    OVER,
+    REARRANGE,
+    SCOUT,
+    SETUP,
+    SURVEY,
+    Config,
+    Player,
+    Site,
+    State,
+    Turn,
+)
 
 HAND_SIZE = 3
 ARRAY_SIZE = 3
@@ -316,7 +377,7 @@ def _problem(state: State, cmd: Command) -> Problem:
 class _Out:
     """The events of one decision, folded as they are emitted."""
 
-    __slots__ = ("state", "events")
+    __slots__ = ("events", "state")
 
     def __init__(self, state: State):
         self.state = state
@@ -542,10 +603,20 @@ def legal_actions(state: State, seat: int) -> list[Command]:
     return out
 
 
+def _special_key(cmd: PlaySpecial) -> tuple[str, ...]:
+    return (cmd.card, cmd.location or "", cmd.symbol or "", cmd.target or "")
+
+
+# The order of engine.contract.sort_actions, computed cheaply: the seat is the same for every
+# action of a list, and a field is a string or None (None sorts first, as "" does here).
+_KEYS: dict[type, Callable[[Any], Any]] = {
+    cls: (_special_key if cls is PlaySpecial else attrgetter(*names) if names else (lambda cmd: ""))
+    for cls, names in _STR_FIELDS.items()
+}
+
+
 def _order(cmd: Command) -> tuple:
-    """The order of engine.contract.sort_actions, computed cheaply: the seat is the same for
-    every action of a list, and a field is a string or None (None sorts first, like "")."""
-    return (cmd.TYPE,) + tuple(getattr(cmd, name) or "" for name in _STR_FIELDS[type(cmd)])
+    return (cmd.TYPE, _KEYS[type(cmd)](cmd))
 
 
 def to_act(state: State) -> tuple[int, ...]:

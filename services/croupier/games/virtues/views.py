@@ -15,10 +15,33 @@ from croupier.engine.contract import Event
 
 from .cards import CATALOG
 from .events import (
-    ActionMoved, ActionPlayed, CardBanished, CardDiscarded, CardDrawn, CardSalvaged, CardSeized, DeckRebuilt,
-    DiscardFlipped, DiscardTaken, DisplayRefilled, GameEnded, GameSetUp, HandDiscarded, LocationCompleted,
-    LocationDrawn, LocationExchanged, LocationReturned, LocationsDiscarded, LocationsKept, LocationSwapped,
-    LocationTaken, PeekedCardTaken, PlayingStopped, RearrangingStopped, SpecialPlayed, TurnBegan,
+    ActionMoved,
+    ActionPlayed,
+    CardBanished,
+    CardDiscarded,
+    CardDrawn,
+    CardSalvaged,
+    CardSeized,
+    DeckRebuilt,
+    DiscardFlipped,
+    DiscardTaken,
+    DisplayRefilled,
+    GameEnded,
+    GameSetUp,
+    HandDiscarded,
+    LocationCompleted,
+    LocationDrawn,
+    LocationExchanged,
+    LocationReturned,
+    LocationsDiscarded,
+    LocationsKept,
+    LocationSwapped,
+    LocationTaken,
+    PeekedCardTaken,
+    PlayingStopped,
+    RearrangingStopped,
+    SpecialPlayed,
+    TurnBegan,
 )
 from .rules import ARRAY_SIZE, LOC_SYMBOLS
 from .state import END, SCOUT, SURVEY, State

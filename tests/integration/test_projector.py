@@ -154,6 +154,28 @@ def test_redis_losing_its_data_is_restored_by_a_rebuild(kafka, redis_url, redis,
     assert snapshot(redis, prefix) == before
 
 
+def test_a_rebuild_while_no_projector_is_up_is_folded_by_the_next_one(kafka, redis_url, redis, prefix, services, tmp_path):
+    """The dead projector is still a group member, so the rebuild cannot reset offsets: the
+    next projector must see the unacknowledged rebuild and re-read from zero itself."""
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
+    services.append(rules)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
+    projector = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(projector)
+    drive(addr, 3, 20, 30)
+    wait_caught_up(redis_url, prefix, [projector])
+    before = snapshot(redis, prefix)
+    assert before
+    projector.kill()
+
+    out = rebuild(settings_for(kafka, redis_url, prefix))
+    assert snapshot(redis, prefix) == {}
+    projector = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(projector)
+    wait_caught_up(redis_url, prefix, [projector], epoch=out["epoch"])
+    assert snapshot(redis, prefix) == before
+
+
 def test_the_same_events_delivered_twice_change_nothing(redis, prefix):
     spec = registry.get(GAME)
     from croupier.engine.local import LocalTable

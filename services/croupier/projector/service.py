@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import redis
 import structlog
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
@@ -94,6 +94,10 @@ class Projector:
             self.partition_of.pop(gid, None)
 
     def connect(self) -> KafkaConsumer:
+        # Start from the last rebuild any projector acknowledged, read before joining: a
+        # rebuild requested since then (even while this process was starting) is not yet
+        # folded, so the first assignment re-reads from zero (see _check_epoch).
+        self.epoch = int(self.redis.get(self.keys.epoch_ack()) or 0)
         for topic in self.topics:
             ensure_topic(self.s.kafka, topic)
         consumer = KafkaConsumer(
@@ -115,7 +119,6 @@ class Projector:
             wait_for_partitions(consumer, topic)
         consumer.subscribe(list(self.topics), listener=_Rewind(self))
         self.consumer = consumer
-        self.epoch = int(self.redis.get(self.keys.epoch()) or 0)
         return consumer
 
     def stop(self) -> None:
@@ -142,16 +145,26 @@ class Projector:
 
     def _check_epoch(self, consumer: KafkaConsumer) -> None:
         epoch = int(self.redis.get(self.keys.epoch()) or 0)
-        if epoch != self.epoch:
-            log.info("rebuild_requested", epoch=epoch)
-            self.cache.clear()
-            self.partition_of.clear()
-            assigned = list(consumer.assignment())
-            if assigned:
-                consumer.seek_to_beginning(*assigned)
-                self.m_rewinds.inc(len(assigned))
-            self.epoch = epoch
-            self.redis.set(self.keys.epoch_ack(), epoch)
+        if epoch == self.epoch:
+            return
+        assigned = list(consumer.assignment())
+        if not assigned:
+            return  # not in the group yet: rewind once partitions arrive
+        log.info("rebuild_requested", epoch=epoch, partitions=len(assigned))
+        self.cache.clear()
+        self.partition_of.clear()
+        consumer.seek_to_beginning(*assigned)
+        # Make the rewind durable, so a partition that moves to another projector
+        # before we re-fold it is re-read from zero there too.
+        consumer.commit({tp: OffsetAndMetadata(0, "", -1) for tp in assigned})
+        self.m_rewinds.inc(len(assigned))
+        self.epoch = epoch
+        self._report_lag(consumer)
+        ack = self.keys.epoch_ack()
+        # Never move the acknowledgement backwards (several projectors may ack).
+        self.redis.eval("local c = tonumber(redis.call('GET', KEYS[1]) or '0') "
+                        "if tonumber(ARGV[1]) > c then redis.call('SET', KEYS[1], ARGV[1]) end return 1",
+                        1, ack, epoch)
 
     def fold(self, consumer: KafkaConsumer | None, batch: dict) -> int:
         """Fold one poll's records; returns how many events were applied."""
@@ -281,9 +294,17 @@ def _reset_offsets(settings: ProjectorSettings, group: str, topics: list[str]) -
         if described.get("members"):
             return False
         try:
-            admin.delete_groups([group])
-        except Exception:
-            pass  # no such group yet: nothing to reset
-        return True
+            result = admin.delete_groups([group])
+        except Exception as exc:
+            # No such group: nothing to reset. Anything else (a member joined meanwhile):
+            # the epoch makes that member re-read from zero.
+            return "GROUP_ID_NOT_FOUND" in str(exc) or "GroupIdNotFound" in type(exc).__name__
+        return _deleted(result, group)
     finally:
         admin.close()
+
+
+def _deleted(result, group: str) -> bool:
+    """Whether kafka-python's delete_groups answer ({group: 'OK' | error name}) says it is gone."""
+    outcome = dict(result or {}).get(group)
+    return outcome in ("OK", "GroupIdNotFoundError")

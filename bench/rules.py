@@ -18,7 +18,6 @@ import json
 import multiprocessing as mp
 import os
 import random
-import statistics
 import subprocess
 import sys
 import time

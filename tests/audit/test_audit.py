@@ -9,12 +9,13 @@ import pytest
 
 from croupier.engine import registry
 from croupier.engine.audit import audit, moves, view_as
+from croupier.engine.contract import Rejection
 from croupier.engine.envelope import GENESIS_HASH, compute_hash
 from croupier.engine.selfplay import SelfplayReport, leaks, play_one
 from croupier.engine.table import TableHost
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _played(game_id: str, seats: int | None, seed: int):
     spec = registry.get(game_id)
     seats = seats or spec.min_seats
@@ -168,5 +169,6 @@ def test_a_fork_names_its_origin_audits_clean_and_plays_on():
     assert audit(fork).ok
     tampered = list(envs[:at])
     tampered[5] = dataclasses.replace(tampered[5], payload={**tampered[5].payload, "x": 1})
-    with pytest.raises(Exception):
+    with pytest.raises(Rejection) as refused:
         host.fork("fork-2", tampered, "ef" * 32)
+    assert refused.value.code == "origin_corrupt"

@@ -9,6 +9,8 @@ import random
 import uuid
 
 import pytest
+from harness import start_projector, start_rules, wait_caught_up, wait_owned
+from rules_driver import play, read_log
 
 from croupier.engine import registry
 from croupier.engine.codec import canonical_json
@@ -18,8 +20,6 @@ from croupier.projector.models import Flush, ReadModels
 from croupier.projector.service import ProjectorSettings, rebuild
 from croupier.rules.client import RulesClient
 from croupier.rules.settings import KafkaSettings
-from harness import start_projector, start_rules, wait_caught_up, wait_owned
-from rules_driver import play, read_log
 
 GAME = "expeditions"
 PARTITIONS = 4
@@ -178,8 +178,7 @@ def test_a_rebuild_while_no_projector_is_up_is_folded_by_the_next_one(kafka, red
 
 def test_the_same_events_delivered_twice_change_nothing(redis, prefix):
     spec = registry.get(GAME)
-    from croupier.engine.local import LocalTable
-    from croupier.engine.selfplay import play_one, SelfplayReport
+    from croupier.engine.selfplay import SelfplayReport, play_one
 
     table = play_one(spec, seats=2, seat_bots=["random", "random"], options=spec.parse_options({}), seed=5, index=0,
                      report=SelfplayReport(game=GAME), check_all_legal=False, max_steps=40)

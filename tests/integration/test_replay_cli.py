@@ -10,11 +10,11 @@ import sys
 import uuid
 
 import pytest
+from harness import ROOT, service_env, start_rules, wait_owned
+from rules_driver import play
 
 from croupier.rules.client import RulesClient
 from croupier.v1 import rules_pb2
-from harness import ROOT, service_env, start_rules, wait_owned
-from rules_driver import play
 
 GAME = "expeditions"
 

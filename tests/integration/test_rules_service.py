@@ -11,14 +11,14 @@ import uuid
 
 import grpc
 import pytest
+from harness import start_rules, wait_owned
+from rules_driver import check_log, play, read_log
 
 from croupier.rules.client import RulesClient
 from croupier.rules.errors import from_rpc_error
 from croupier.rules.settings import KafkaSettings
 from croupier.rules.store import PartitionWriter, partition_for
 from croupier.v1 import rules_pb2, rules_pb2_grpc
-from harness import start_rules, wait_owned
-from rules_driver import check_log, play, read_log
 
 GAME = "expeditions"
 PARTITIONS = 4

@@ -98,7 +98,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 except ValueError:
                     raise Rejection("bad_since", f"--since {args.since!r} is not an ISO date", "malformed") from None
                 if when.tzinfo is None:
-                    when = when.replace(tzinfo=dt.timezone.utc)
+                    when = when.replace(tzinfo=dt.UTC)
                 since = int(when.timestamp() * 1000)
             from croupier.rules.store import read_topic_games
 

@@ -242,7 +242,7 @@ class PartitionOwner:
                 self._wake.clear()
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=delay)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 continue
             heapq.heappop(self._heap)

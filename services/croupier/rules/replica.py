@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 
 import structlog
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaConsumer
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
-from kafka.coordinator.base import MemberState
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+from kafka.coordinator.base import MemberState
 
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import TableHost

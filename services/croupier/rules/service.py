@@ -26,7 +26,7 @@ from croupier.rules.partition import NOT_OWNER, READY, UNAVAILABLE, Outcome, Pen
 from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
 from croupier.rules.store import ensure_topic, partition_for
-from croupier.v1 import events_pb2, rules_pb2, rules_pb2_grpc
+from croupier.v1 import rules_pb2, rules_pb2_grpc
 
 log = structlog.get_logger("croupier.rules")
 
@@ -88,7 +88,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             owner.submit(Pending(game_id, command, command_id, expected_version, future, create=create, fork=fork))
             try:
                 outcome: Outcome = await asyncio.wait_for(future, COMMAND_TIMEOUT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise Rejection("unavailable", "the event store did not answer in time; retry the same command_id", UNAVAILABLE) from None
         except Rejection as exc:
             self.metrics.commands.labels(self.s.game, rpc, exc.kind).inc()

@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 import yaml
+
 from croupier.games.delve.cards import CONTENT, CONTENT_DIR, ContentError, load
 
 

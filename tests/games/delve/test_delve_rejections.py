@@ -5,11 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from croupier.engine.contract import Start, Tick
-from croupier.engine.testing import scenario
-from croupier.games.delve import SPEC
-from croupier.games.delve import commands as C
-from croupier.games.delve import events as E
 from delve_helpers import (
     F1,
     F2,
@@ -22,6 +17,12 @@ from delve_helpers import (
     started,
     state_of,
 )
+
+from croupier.engine.contract import Start, Tick
+from croupier.engine.testing import scenario
+from croupier.games.delve import SPEC
+from croupier.games.delve import commands as C
+from croupier.games.delve import events as E
 
 
 def rejects(st, cmd, code, seats=None, **kw):

@@ -4,13 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from croupier.engine.contract import Start
-from croupier.engine.testing import fair_rng, scenario
-from croupier.games.delve import SPEC
-from croupier.games.delve import commands as C
-from croupier.games.delve import events as E
-from croupier.games.delve.cards import CONTENT
-from croupier.games.delve.rules import ROUND_CAP
 from delve_helpers import (
     BOSS,
     F0,
@@ -28,6 +21,14 @@ from delve_helpers import (
     started,
     state_of,
 )
+
+from croupier.engine.contract import Start
+from croupier.engine.testing import fair_rng, scenario
+from croupier.games.delve import SPEC
+from croupier.games.delve import commands as C
+from croupier.games.delve import events as E
+from croupier.games.delve.cards import CONTENT
+from croupier.games.delve.rules import ROUND_CAP
 
 HAND0 = ("punch.s0.1", "punch.s0.2", "sidestep.s0.1", "sidestep.s0.2", "prayer.s0.1")
 

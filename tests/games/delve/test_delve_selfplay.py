@@ -5,6 +5,7 @@ re-derive from the seed)."""
 from __future__ import annotations
 
 import pytest
+
 from croupier.engine.selfplay import selfplay
 from croupier.games.delve import SPEC
 from croupier.games.delve.views import describe

@@ -3,12 +3,13 @@ face-down encounters, the market stock and the loot deck hidden from everyone.""
 
 from __future__ import annotations
 
+from delve_helpers import F0, F1, F2, LOOT, STOCK, facing, new, run, started, state_of
+
 from croupier.engine.selfplay import leaks
 from croupier.games.delve import SPEC
 from croupier.games.delve import commands as C
 from croupier.games.delve import events as E
 from croupier.games.delve.views import describe
-from delve_helpers import F0, F1, F2, LOOT, STOCK, facing, new, run, started, state_of
 
 
 def test_own_hand_is_visible_and_others_hands_only_as_counts():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from delve_helpers import F0, F2, new, run, started, state_of, to_turn, vote_opened
+
 from croupier.engine.contract import Tick
 from croupier.engine.testing import scenario
 from croupier.games.delve import SPEC
@@ -9,7 +11,6 @@ from croupier.games.delve import commands as C
 from croupier.games.delve import events as E
 from croupier.games.delve.rules import SILENT_CAP
 from croupier.games.delve.state import ROUTE
-from delve_helpers import F0, F2, new, run, started, state_of, to_turn, vote_opened
 
 
 def _fresh_draw(seats):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
+from expeditions_helpers import on_path, position
 
 from croupier.engine.contract import Command, Start, Tick
 from croupier.engine.testing import fair_rng, scenario
@@ -20,7 +21,6 @@ from croupier.games.expeditions.commands import (
     SkipMove,
 )
 from croupier.games.expeditions.events import GameEnded, LastStepPlayed
-from expeditions_helpers import on_path, position
 
 H0 = ["red-3-a", "red-5-a", "red-5-b", "red-8-a", "blue-2-a", "blue-6-a", "green-1-a", "white-9-a"]
 H1 = ["yellow-0-a", "yellow-4-a", "yellow-7-a", "blue-3-a", "blue-4-b", "green-2-a", "green-10-a", "white-1-a"]

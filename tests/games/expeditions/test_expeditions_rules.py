@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from expeditions_helpers import on_path, position
+
 from croupier.engine.contract import Start
 from croupier.engine.testing import fair_rng, scenario
 from croupier.games.expeditions import SPEC
@@ -31,7 +33,6 @@ from croupier.games.expeditions.events import (
     PointsFound,
 )
 from croupier.games.expeditions.views import hidden, view
-from expeditions_helpers import on_path, position
 
 H0 = ["red-3-a", "red-5-a", "red-5-b", "red-8-a", "blue-2-a", "blue-6-a", "green-1-a", "white-9-a"]
 H1 = ["yellow-0-a", "yellow-4-a", "yellow-7-a", "blue-3-a", "blue-4-b", "green-2-a", "green-10-a", "white-1-a"]

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from croupier.engine.playthrough import check
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
+
 from croupier.engine.contract import MALFORMED, Command, Start
 from croupier.engine.testing import scenario
 from croupier.games.journey import SPEC

@@ -2,6 +2,7 @@
 every seat count, every option on, both bots, and the same seed giving the same digest."""
 
 import pytest
+
 from croupier.engine.selfplay import selfplay
 from croupier.games.journey import SPEC
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from croupier.engine.testing import scenario
 from croupier.games.nightfall import SPEC
 from croupier.games.nightfall import events as E
-from croupier.engine.testing import scenario
 
 MOOR = "s0-misty-moor-1"  # capacity 90, spirit/hunter, no condition
 LIGHT = "s1-lighthouse-1"  # capacity 90, mystic/hunter, no condition

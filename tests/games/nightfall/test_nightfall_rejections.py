@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from nightfall_setup import LIGHT, MOOR, deal, enter, game, place, turn
 
 from croupier.engine.contract import Start, Tick
 from croupier.engine.table import JoinSeat
 from croupier.games.nightfall import SPEC
 from croupier.games.nightfall import commands as C
 from croupier.games.nightfall import events as E
-from nightfall_setup import LIGHT, MOOR, deal, enter, game, place, turn
 
 WOLF, GHOUL, BANSHEE, WITCH = "s0-werewolf-1", "s0-ghoul-1", "s0-banshee-1", "s0-witch-1"
 KNIGHT, PRIEST = "s1-knight-1", "s1-priest-1"

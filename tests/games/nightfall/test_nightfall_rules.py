@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from nightfall_setup import LIGHT, MOOR, deal, enter, game, place, turn
+
 from croupier.engine.contract import Start
 from croupier.games.nightfall import commands as C
 from croupier.games.nightfall import events as E
 from croupier.games.nightfall.cards import deck_cards
-from nightfall_setup import LIGHT, MOOR, deal, enter, game, place, turn
 
 WOLF = "s0-werewolf-1"  # 50 HP, Maul 15, beast: +10 DMG
 GHOUL = "s0-ghoul-1"  # 30 HP, Claw 10

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from nightfall_setup import LIGHT, MOOR, deal, enter, game, turn
+
 from croupier.engine.local import LocalTable
 from croupier.engine.selfplay import leaks, leaves, table_seed
 from croupier.games.nightfall import SPEC
 from croupier.games.nightfall import events as E
 from croupier.games.nightfall.views import describe, hidden, view
-from nightfall_setup import LIGHT, MOOR, deal, enter, game, turn
 
 WOLF, KNIGHT = "s0-werewolf-1", "s1-knight-1"
 GAS = ("s0-poison-gas-1", "s0-poison-gas-2", "s0-poison-gas-3")
@@ -117,7 +118,7 @@ def test_describe_gives_one_line_for_every_event_type():
         E.HandRedrawn: E.HandRedrawn(seat=0, order=DECK0),
         E.DeckShuffled: E.DeckShuffled(seat=0, order=DECK0),
     }
-    for event, line in samples.items():
+    for line in samples.values():
         text = describe(line)
         assert "\n" not in text and text
         # Lines about face-down or hidden cards do not name them.

@@ -6,27 +6,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
-from croupier.engine.contract import MALFORMED, Command, Start, Tick
-from croupier.engine.testing import scenario
-from croupier.games.virtues import SPEC
-from croupier.games.virtues.commands import (
-    ChooseCard,
-    DiscardCard,
-    DiscardHand,
-    DiscardLocations,
-    DrawCard,
-    ExchangeLocation,
-    KeepLocations,
-    MoveAction,
-    PlayAction,
-    PlaySpecial,
-    ReturnLocation,
-    StopPlaying,
-    StopRearranging,
-    TakeDiscard,
-    TakeLocation,
-)
-from croupier.games.virtues.events import CardDrawn, GameEnded, SpecialPlayed
 from virtues_support import (
     ARTHURS_SEAT,
     BANNOCKBURN,
@@ -49,6 +28,28 @@ from virtues_support import (
     cover,
     game,
 )
+
+from croupier.engine.contract import MALFORMED, Command, Start, Tick
+from croupier.engine.testing import scenario
+from croupier.games.virtues import SPEC
+from croupier.games.virtues.commands import (
+    ChooseCard,
+    DiscardCard,
+    DiscardHand,
+    DiscardLocations,
+    DrawCard,
+    ExchangeLocation,
+    KeepLocations,
+    MoveAction,
+    PlayAction,
+    PlaySpecial,
+    ReturnLocation,
+    StopPlaying,
+    StopRearranging,
+    TakeDiscard,
+    TakeLocation,
+)
+from croupier.games.virtues.events import CardDrawn, GameEnded, SpecialPlayed
 
 
 def drawn(scn):

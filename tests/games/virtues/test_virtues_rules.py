@@ -2,6 +2,38 @@
 
 from __future__ import annotations
 
+from virtues_support import (
+    ACTION_DECK,
+    ARRAY0,
+    ARTHURS_SEAT,
+    BANNOCKBURN,
+    BOTHY,
+    CAIRNGORMS,
+    CEILIDH,
+    DISPLAY,
+    DROVE,
+    EDINBURGH,
+    GATHERING,
+    GLENCOE,
+    HAND0,
+    HAND1,
+    HOLYROOD,
+    IONA,
+    LOCATION_DECK,
+    PILGRIMAGE,
+    REIVERS,
+    SCONE,
+    SEER,
+    SKARA_BRAE,
+    STIRLING,
+    STONE,
+    STORM,
+    SURVEY,
+    completed,
+    cover,
+    game,
+)
+
 from croupier.engine.contract import Start
 from croupier.engine.testing import scenario
 from croupier.games.virtues import SPEC
@@ -51,37 +83,6 @@ from croupier.games.virtues.events import (
     RearrangingStopped,
     SpecialPlayed,
     TurnBegan,
-)
-from virtues_support import (
-    ACTION_DECK,
-    ARRAY0,
-    ARTHURS_SEAT,
-    BANNOCKBURN,
-    BOTHY,
-    CAIRNGORMS,
-    CEILIDH,
-    DISPLAY,
-    DROVE,
-    EDINBURGH,
-    GATHERING,
-    GLENCOE,
-    HAND0,
-    HAND1,
-    HOLYROOD,
-    IONA,
-    LOCATION_DECK,
-    PILGRIMAGE,
-    REIVERS,
-    SCONE,
-    SEER,
-    SKARA_BRAE,
-    STIRLING,
-    STONE,
-    STORM,
-    SURVEY,
-    completed,
-    cover,
-    game,
 )
 
 DRAWN = ACTION_DECK[0]  # the card seat 0 draws at the start of its turn

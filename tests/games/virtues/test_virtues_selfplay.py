@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from croupier.engine.contract import Context, Rejection, Start, sort_actions
 from croupier.engine.playthrough import check
 from croupier.engine.rng import FairRng

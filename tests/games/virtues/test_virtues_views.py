@@ -4,17 +4,6 @@ from __future__ import annotations
 
 import random
 
-from croupier.engine.bots import bot_for
-from croupier.engine.local import LocalTable
-from croupier.engine.selfplay import leaks, leaves
-from croupier.games.virtues import SPEC
-from croupier.games.virtues.events import (
-    CardDrawn,
-    LocationCompleted,
-    PeekedCardTaken,
-    SpecialPlayed,
-)
-from croupier.games.virtues.views import describe
 from virtues_support import (
     ACTION_DECK,
     ARRAY0,
@@ -28,6 +17,18 @@ from virtues_support import (
     cover,
     game,
 )
+
+from croupier.engine.bots import bot_for
+from croupier.engine.local import LocalTable
+from croupier.engine.selfplay import leaks, leaves
+from croupier.games.virtues import SPEC
+from croupier.games.virtues.events import (
+    CardDrawn,
+    LocationCompleted,
+    PeekedCardTaken,
+    SpecialPlayed,
+)
+from croupier.games.virtues.views import describe
 
 
 def strings(view) -> set[str]:

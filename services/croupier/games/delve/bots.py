@@ -125,11 +125,13 @@ def _pick(g, me, legal):
     if len(chosen) >= choice["count"]:
         return _find(legal, "ConfirmPick") or legal[0]
     picks = [a for a in legal if a["type"] == "PickCard" and a["card"] not in chosen]
-    if choice["mode"] == "limit":
+    limit = choice["mode"] == "limit"
+
+    def key(a):
         # Treasure without icons is only good for selling, which works from the discard pile.
-        key = lambda a: (card_worth(a["card"]), a["card"])
-    else:
-        key = lambda a: (card_worth(a["card"]) + 0.3 * (_design(a["card"]).value or 0), a["card"])
+        worth = card_worth(a["card"])
+        return (worth if limit else worth + 0.3 * (_design(a["card"]).value or 0), a["card"])
+
     return min(picks, key=key)
 
 

@@ -10,7 +10,6 @@ from typing import ClassVar
 
 from croupier.engine.contract import Event
 
-
 # --- setup ----------------------------------------------------------------------------
 
 

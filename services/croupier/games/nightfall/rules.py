@@ -16,7 +16,19 @@ from croupier.games.nightfall import commands as C
 from croupier.games.nightfall import events as E
 from croupier.games.nightfall.cards import CONTENT, deck_cards, design_of, owner_of
 from croupier.games.nightfall.state import (
-    MAIN, OPENING, OVER, PENDING_CHARACTER, PENDING_DISCOVER, PLACE, SETUP, TRAPS, Fighter, Place, Player, State, Trap,
+    MAIN,
+    OPENING,
+    OVER,
+    PENDING_CHARACTER,
+    PENDING_DISCOVER,
+    PLACE,
+    SETUP,
+    TRAPS,
+    Fighter,
+    Place,
+    Player,
+    State,
+    Trap,
 )
 
 SEATS = 2

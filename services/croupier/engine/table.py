@@ -307,6 +307,16 @@ class TableHost:
         events = self.decide_events(state, command, Context(rng=rng, now=now))
         return self._seal(state, state.game_id, events, command, rng.draws, command_id, now)
 
+    def rerun(self, state: TableState, command: Command, *, now: int) -> tuple[list[Event], list[tuple[str, int, dict]], list]:
+        """decide without sealing, for audit (the chain is checked on its own): the events,
+        their (type, version, payload) wire triples and the random draws made."""
+        if state.rules_version != self.spec.rules_version:
+            return self.for_version(state.rules_version).rerun(state, command, now=now)
+        rng = FairRng(state.seed, state.entropy, state.rng_counter)
+        events = self._final(state, self.decide_events(state, command, Context(rng=rng, now=now)))
+        codec = self.events
+        return events, [(e.TYPE, e.VERSION, codec.payload(e)) for e in events], rng.draws
+
     def decide_events(self, state: TableState, command: Command, ctx: Context) -> list[Event]:
         """The table's decide: the events a command yields, or a Rejection."""
         spec = self.spec
@@ -408,13 +418,14 @@ class TableHost:
             return [TableEnded(reason="finished", result=self.spec.result(game), seed="")]
         return []
 
+    @staticmethod
+    def _final(state, events) -> list[Event]:
+        """The events as recorded: the table's end reveals the seed it committed to."""
+        return [dataclasses.replace(e, seed=state.seed) if isinstance(e, TableEnded) and not e.seed else e for e in events]
+
     def _seal(self, state, game_id, events, command, draws, command_id, now) -> list[Envelope]:
         codec = self.events
-        triples = []
-        for event in events:
-            if isinstance(event, TableEnded) and not event.seed:
-                event = dataclasses.replace(event, seed=state.seed)
-            triples.append((event.TYPE, event.VERSION, codec.payload(event)))
+        triples = [(event.TYPE, event.VERSION, codec.payload(event)) for event in self._final(state, events)]
         cause = {
             "command": self.commands.encode(command),
             "seat": command.seat,
@@ -439,11 +450,13 @@ class TableHost:
     def decode_event(self, env: Envelope) -> Event:
         return self.events.decode_payload(env.type, env.version, env.payload)
 
-    def evolve(self, state: TableState | None, env: Envelope) -> TableState:
-        """Fold one envelope. Total for any envelope that decide produced."""
+    def evolve(self, state: TableState | None, env: Envelope, event: Event | None = None) -> TableState:
+        """Fold one envelope (`event`: its payload already decoded, when the caller has it).
+        Total for any envelope that decide produced."""
         if env.rules_version != self.spec.rules_version:
-            return self.for_version(env.rules_version).evolve(state, env)
-        event = self.decode_event(env)
+            return self.for_version(env.rules_version).evolve(state, env, event)
+        if event is None:
+            event = self.decode_event(env)
         if state is not None and not isinstance(event, TABLE_EVENTS):
             # The common case, a game event: one copy of the state, not two.
             return dataclasses.replace(

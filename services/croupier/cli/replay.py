@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from croupier.engine import registry
+from croupier.engine.codec import loads
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
 
@@ -65,7 +66,7 @@ def read_file(path: Path) -> dict[str, list[Envelope]]:
         for n, line in enumerate(fh, 1):
             if line.strip():
                 try:
-                    env = Envelope.from_dict(json.loads(line))
+                    env = Envelope.from_dict(loads(line))
                 except (ValueError, TypeError, KeyError) as exc:
                     raise Rejection("bad_file", f"{path}:{n}: not an envelope: {exc}", "malformed") from None
                 games.setdefault(env.game_id, []).append(env)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from croupier.engine import registry
@@ -20,7 +20,7 @@ from croupier.engine.codec import canonical_json
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope, verify_chain
 from croupier.engine.rng import commitment, verify_draws
-from croupier.engine.table import OVER, TableCreated, TableHost, TableState
+from croupier.engine.table import OVER, TableCreated, TableHost, TableState, advanced
 
 
 @dataclass
@@ -179,8 +179,7 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
         if game is not None:
             # decide folded the game already (to see whether it ends): take that state.
             last = batch[-1]
-            state = replace(state, game=game, version=last.seq, last_hash=last.hash,
-                            rng_counter=state.rng_counter + len(draws), last_time=last.time)
+            state = advanced(state, game, last.seq, last.hash, state.rng_counter + len(draws), last.time)
         else:
             for env, event in zip(batch, events):
                 state = host.evolve(state, env, event)

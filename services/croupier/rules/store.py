@@ -8,7 +8,6 @@ whose commits the broker accepts, so a stale owner is fenced by the broker, not 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 
@@ -17,6 +16,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import TopicAlreadyExistsError
 from kafka.partitioner.default import murmur2
 
+from croupier.engine.codec import canonical_bytes, loads
 from croupier.engine.envelope import Envelope
 from croupier.rules.settings import KafkaSettings
 
@@ -81,11 +81,11 @@ def wait_for_partitions(consumer: KafkaConsumer, topic: str, timeout_s: float = 
 
 
 def encode_record(env: Envelope) -> bytes:
-    return env.to_json().encode("utf-8")
+    return canonical_bytes(env.to_dict())
 
 
 def decode_record(value: bytes) -> Envelope:
-    return Envelope.from_dict(json.loads(value))
+    return Envelope.from_dict(loads(value))
 
 
 class PartitionWriter:

@@ -197,10 +197,11 @@ class TimedClient:
     """The gateway client with every command timed: create_table, join (as join_seat) and
     submit (by the action's type). Everything else passes through untouched."""
 
-    def __init__(self, client: Any, tally: Tally, game: str):
+    def __init__(self, client: Any, tally: Tally, game: str, running: dict[str, str] | None = None):
         self.client = client
         self.tally = tally
         self.game = game
+        self.running = running  # a table is "running" from its creation: the time may cut it short
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
@@ -233,7 +234,11 @@ class TimedClient:
     async def create_table(self, game_type: str, seats: int | None = None, options=None, command_id=None):
         # One command id for every try: a retry cannot open a second table.
         cid = command_id or uuid.uuid4().hex
-        return await self._timed("create_table", lambda: self.client.create_table(game_type, seats, options, cid))
+        created = await self._timed("create_table", lambda: self.client.create_table(game_type, seats, options, cid))
+        self.tally.opened += 1
+        if self.running is not None:
+            self.running[created["game_id"]] = game_type
+        return created
 
     async def join(self, game_id: str, seat: int, player: str = "", bot: str | None = None, entropy: str = ""):
         return await self._timed("join_seat", lambda: self.client.join(game_id, seat, player, bot, entropy))
@@ -276,19 +281,20 @@ class Worker:
 
         cfg = self.cfg
         game = cfg.game_of_slot(slot)
-        timed = TimedClient(client, self.tally, game)
+        timed = TimedClient(client, self.tally, game, self.running)
         await asyncio.sleep(max(0.0, self.start + cfg.ramp_s * slot / cfg.tables - time.monotonic()))
-        n = 0
         while time.monotonic() < self.deadline:
-            n += 1
             game_id = None
             try:
                 bots = [cfg.bot] * cfg.seats_for(game)
                 game_id, tokens = await create_and_seat(timed, game, bots)
-                self.tally.opened += 1
-                self.running[game_id] = game
-                await asyncio.gather(*[play_seat(timed, game_id, seat, token, cfg.bot, seed=cfg.seed, pace_s=self.think)
-                                       for seat, token in enumerate(tokens)])
+                seats = [asyncio.ensure_future(play_seat(timed, game_id, seat, token, cfg.bot, seed=cfg.seed,
+                                                         pace_s=self.think)) for seat, token in enumerate(tokens)]
+                try:
+                    await asyncio.gather(*seats)
+                finally:
+                    for task in seats:  # one seat failed: stop the others too
+                        task.cancel()
                 self.running.pop(game_id, None)
                 self.tally.finished[game] = self.tally.finished.get(game, 0) + 1
                 kept = self.samples.setdefault(game, [])
@@ -296,7 +302,7 @@ class Worker:
                     kept.append(FinishedGame(game_id, game, tokens))
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # the table stays in `running`: force-ended at the end
                 if not getattr(exc, "counted", False):
                     self.tally.error(error_kind(exc))
                 if game_id is None:
@@ -353,6 +359,12 @@ def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any) ->
     import structlog
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))  # errors only
+    # Load every game and bot before the start, so that no table's first command pays for it.
+    import croupier_gateway.bots  # noqa: F401
+    from croupier.engine.bots import bot_for
+
+    for game in cfg.games:
+        bot_for(registry.get(game), cfg.bot)
     out.put({"type": "ready", "worker": index})
     go.wait()
     try:
@@ -524,7 +536,7 @@ async def check_games(cfg: Config, sample: Sequence[Sequence[Any]]) -> dict[str,
         await client.close()
     return {"sampled": len(games), "audit_ok": sum(g["audit_ok"] for g in games),
             "projection_ok": sum(g["projection_ok"] for g in games),
-            "passed": bool(games) and all(g["audit_ok"] and g["projection_ok"] for g in games), "games": games}
+            "passed": all(g["audit_ok"] and g["projection_ok"] for g in games) if games else None, "games": games}
 
 
 async def force_end(cfg: Config, unfinished: Sequence[Sequence[str]]) -> tuple[int, int]:
@@ -638,7 +650,9 @@ def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
          f"(force-ended {t['force_ended']})")
     line("  finished    " + ", ".join(f"{g} {n}" for g, n in report["games_finished"].items()))
     chk = report.get("check")
-    if chk:
+    if chk and chk["passed"] is None:
+        line("  check       none: no finished game to check")
+    elif chk:
         verdict = "passed" if chk["passed"] else "FAILED"
         line(f"  check       {verdict}: {chk['sampled']} finished game(s) sampled, audit clean {chk['audit_ok']}, "
              f"projection equals replay {chk['projection_ok']}")
@@ -686,8 +700,8 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
         if cfg.check and samples:
             report["check"] = await check_games(cfg, choose_sample(samples, cfg.check, cfg.seed))
         else:
-            report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": cfg.check == 0,
-                               "games": []}
+            # Nothing finished (or --check 0): nothing to check, which is not a failure.
+            report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": []}
         if cfg.cleanup and cfg.operator_token and unfinished:
             ended, _failed = await force_end(cfg, unfinished)
             report["tables"]["force_ended"] = ended
@@ -700,5 +714,5 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
             handle.write("\n")
     if plot_path:
         plot(report, plot_path)
-    ok = report["errors"] == 0 and report["check"]["passed"]
+    ok = report["errors"] == 0 and report["check"]["passed"] is not False
     return (0 if ok else 1), report

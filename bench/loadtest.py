@@ -13,6 +13,8 @@ address opening hundreds of tables). Then, in one run:
    is 500 moves/s); targets: >= 99 % of it served, p99 < 150 ms, zero errors, games finished
    in every game type;
 4. the peak with no think time (`--think-ms 0`), next to the echo: target >= half the echo;
+   During both runs the CPU of every process (gateway, rules replicas, projector, Kafka, Redis,
+   the generator) is sampled once a second: the busiest one names the bottleneck;
 5. failover: a standby replica of one game joins, the first is killed (SIGKILL), and the time
    and events/s for the standby to rebuild the games of the partitions it takes over.
 
@@ -32,10 +34,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -126,16 +131,83 @@ def echo_baseline(workers: int, seconds: float) -> dict:
         server.terminate()
 
 
-def loadtest(launcher: Launcher, name: str, *flags: str) -> dict:
+class CpuSampler(threading.Thread):
+    """Once a second, the CPU each process used (100 = one core): the gateway, each rules
+    replica, the projector, Kafka, Redis and the load generator (its workers summed). A
+    single-threaded Python service pinned near 100 is the bottleneck; so is a machine whose
+    processes add up to its core count."""
+
+    def __init__(self, processes: Callable[[], dict[str, list[int]]]):
+        super().__init__(daemon=True)
+        self.processes = processes
+        self.samples: dict[str, list[float]] = {}
+        self.done = threading.Event()
+        self._seen: dict[int, Any] = {}
+
+    def run(self) -> None:
+        import psutil
+
+        while not self.done.wait(1.0):
+            for name, pids in self.processes().items():
+                total = 0.0
+                for pid in pids:
+                    try:
+                        proc = self._seen.get(pid)
+                        if proc is None:
+                            proc = self._seen[pid] = psutil.Process(pid)
+                            proc.cpu_percent(None)  # the first call only starts the count
+                            continue
+                        total += proc.cpu_percent(None)
+                    except psutil.Error:
+                        continue
+                self.samples.setdefault(name, []).append(total)
+
+    def stop(self) -> dict:
+        self.done.set()
+        self.join(5)
+        mean = {name: round(sum(v[1:]) / max(1, len(v) - 1), 1) for name, v in self.samples.items()}
+        ranked = dict(sorted(mean.items(), key=lambda kv: -kv[1]))
+        return {"mean_cpu_percent": ranked, "busiest": next(iter(ranked), None),
+                "machine_cpu_percent": round(sum(mean.values()), 1), "cores": os.cpu_count()}
+
+
+def stack_pids(stack) -> dict[str, list[int]]:
+    out = {}
+    for name, path in (("kafka", Path(stack.state_dir) / "kafka" / "kafka.pid"),
+                       ("redis", Path(stack.state_dir) / "redis" / "redis.pid")):
+        try:
+            out[name] = [int(path.read_text().split()[0])]
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def loadtest(launcher: Launcher, stack, name: str, *flags: str) -> dict:
+    import psutil
+
     out = RESULTS / f"loadtest-{name}.json"
     env = {**os.environ, "CROUPIER_OPERATOR_TOKEN": OPERATOR_TOKEN}
     cmd = [sys.executable, "-m", "croupier.cli.main", "loadtest", "--target", launcher.grpc_address,
            "--http-target", launcher.http_url.removeprefix("http://"), "--json", str(out),
            "--plot", str(RESULTS / f"loadtest-{name}.png"), *flags]
     print("$ croupier loadtest " + " ".join(flags), flush=True)
-    done = subprocess.run(cmd, env=env, cwd=ROOT)
+    generator = subprocess.Popen(cmd, env=env, cwd=ROOT)
+
+    def processes() -> dict[str, list[int]]:
+        procs = {p.name: [p.proc.pid] for p in launcher.processes if p.alive()}
+        try:
+            procs["generator"] = [generator.pid, *(c.pid for c in psutil.Process(generator.pid).children(recursive=True))]
+        except psutil.Error:
+            pass
+        return {**procs, **stack_pids(stack)}
+
+    sampler = CpuSampler(processes)
+    sampler.start()
+    code = generator.wait()
     report = json.loads(out.read_text())
-    report["exit_code"] = done.returncode
+    report["exit_code"] = code
+    report["cpu"] = sampler.stop()
+    print(f"cpu during the run: {report['cpu']}", flush=True)
     return report
 
 
@@ -146,7 +218,7 @@ def summary(report: dict) -> dict:
             "p50_ms": lat["p50_ms"], "p95_ms": lat["p95_ms"], "p99_ms": lat["p99_ms"], "max_ms": lat["max_ms"],
             "errors": report["errors"], "errors_by_kind": report["errors_by_kind"],
             "games_finished": report["games_finished"], "check_passed": report["check"]["passed"],
-            "exit_code": report["exit_code"]}
+            "exit_code": report["exit_code"], "cpu": report["cpu"]}
 
 
 def failover(launcher: Launcher, game: str, owned_within_s: float = 120.0) -> dict:
@@ -245,10 +317,10 @@ def main(argv=None) -> int:
         results["idle_memory"] = idle_memory(launcher, args.idle_tables)
         results["echo_baseline"] = echo_baseline(args.workers, min(10.0, args.peak_duration))
         print(f"bare grpc.aio echo: {results['echo_baseline']}", flush=True)
-        think = loadtest(launcher, "think", "--game", "all", "--tables", str(args.tables), "--think-ms",
+        think = loadtest(launcher, stack, "think", "--game", "all", "--tables", str(args.tables), "--think-ms",
                          f"{args.think_ms:g}", "--duration", f"{args.duration:g}", "--workers", str(args.workers),
                          "--quiet")
-        peak = loadtest(launcher, "peak", "--game", "all", "--tables", str(args.peak_tables), "--think-ms", "0",
+        peak = loadtest(launcher, stack, "peak", "--game", "all", "--tables", str(args.peak_tables), "--think-ms", "0",
                         "--duration", f"{args.peak_duration:g}", "--workers", str(args.workers), "--quiet")
         results["think"] = {"flags": {"tables": args.tables, "think_ms": args.think_ms, "duration_s": args.duration},
                             **summary(think)}

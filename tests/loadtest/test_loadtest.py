@@ -68,7 +68,9 @@ def test_loadtest_every_game_over_grpc(stack_services, tmp_path):
     """Every game type over gRPC; no operator token, so the sample's logs are read from Kafka."""
     done, report = loadtest(stack_services, tmp_path, "grpc", "--game", "all", "--tables", "10", "--duration", "20",
                             "--ramp", "2", "--protocol", "grpc", "--target", stack_services.grpc_address,
-                            "--bot", "random", "--workers", "2", "--think-ms", "20", token=None)
+                            "--bot", "random", "--workers", "2", "--think-ms", "20",
+                            # one seat where a game allows it (journey, delve): short games, so some finish
+                            "--seats", "1", token=None)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     check_consistent(report, stack_services.games)
     assert report["config"]["protocol"] == "grpc" and report["config"]["workers"] == 2
@@ -94,9 +96,11 @@ def test_loadtest_over_http_with_operator(stack_services, tmp_path):
 
     before = running()  # tables other tests left running (without an operator token)
     png = tmp_path / "run.png"
+    # Solo journeys with the random bot: ~8 moves a game, so games finish even on a loaded machine.
     done, report = loadtest(stack_services, tmp_path, "http", "--game", "journey", "--tables", "4", "--duration", "10",
                             "--protocol", "http", "--target", stack_services.http_url.removeprefix("http://"),
-                            "--workers", "1", "--plot", str(png), token=OPERATOR_TOKEN)
+                            "--seats", "1", "--bot", "random", "--workers", "1", "--plot", str(png),
+                            token=OPERATOR_TOKEN)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     check_consistent(report, ("journey",))
     assert {g["source"] for g in report["check"]["games"]} == {"gateway-export"}

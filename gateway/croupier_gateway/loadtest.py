@@ -152,12 +152,14 @@ class Config:
                 "workers": self.workers, "target": self.target, "seats": self.seats, "check": self.check}
 
 
-def make_client(protocol: str, address: str, timeout_s: float = 30.0):
+def make_client(protocol: str, address: str, timeout_s: float = 30.0, connections: int = 100):
+    """One client per worker. Over HTTP, as many connections as the worker's seats can use at
+    once, so that no command waits for a free connection (that wait would count as latency)."""
     from croupier_gateway.client import GrpcGateway, HttpGateway
 
     if protocol == "grpc":
         return GrpcGateway(address, timeout_s=timeout_s)
-    return HttpGateway(f"http://{address}", timeout_s=timeout_s)
+    return HttpGateway(f"http://{address}", timeout_s=timeout_s, max_connections=max(100, connections))
 
 
 # -- a worker -----------------------------------------------------------------------------
@@ -325,8 +327,9 @@ class Worker:
 
     async def run(self) -> None:
         cfg = self.cfg
-        client = make_client(cfg.protocol, cfg.target)
         slots = [s for s in range(cfg.tables) if s % cfg.workers == self.index]
+        client = make_client(cfg.protocol, cfg.target,
+                             connections=sum(cfg.seats_for(cfg.game_of_slot(s)) for s in slots))
         tasks = [asyncio.create_task(self.slot(client, s)) for s in slots]
         ticker = asyncio.create_task(self.ticker())
         try:
@@ -688,9 +691,29 @@ def plot(report: Mapping[str, Any], path: str) -> None:
     plt.close(fig)
 
 
-def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = None) -> tuple[int, dict[str, Any]]:
+async def preflight(cfg: Config) -> str | None:
+    """None if the gateway answers at the target and hosts the games, else what is wrong."""
+    client = make_client(cfg.protocol, cfg.target, timeout_s=5.0)
+    try:
+        hosted = {g["id"] for g in await client.games()}
+    except Exception as exc:
+        return f"no gateway answers {cfg.protocol} at {cfg.target} ({type(exc).__name__}: {exc})"
+    finally:
+        with contextlib.suppress(Exception):
+            await client.close()
+    missing = [g for g in cfg.games if g not in hosted]
+    if missing:
+        return f"the gateway at {cfg.target} does not host {', '.join(missing)}"
+    return None
+
+
+def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = None) -> tuple[int, dict[str, Any] | None]:
     """The whole load test; returns (exit code, report). Exit 0 only with no errors and a
-    sample check that passed."""
+    sample check that passed (or nothing to check); 1 when the gateway cannot be reached."""
+    problem = asyncio.run(preflight(cfg))
+    if problem:
+        print(f"croupier loadtest: {problem}", file=sys.stderr)
+        return 1, None
     finals, timeline, elapsed = run_workers(cfg)
     report = build_report(cfg, finals, timeline, elapsed)
     samples = [s for f in finals if f["type"] == "final" for s in f["samples"]]

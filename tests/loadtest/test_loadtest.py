@@ -141,3 +141,11 @@ def test_defaults():
     args = build_parser().parse_args(["loadtest", "--tables", "2", "--duration", "1"])
     assert (args.game, args.protocol, args.bot, args.think_ms, args.ramp) == ("all", "grpc", "heuristic", 0.0, 0.0)
     assert args.target is None  # resolved to 127.0.0.1:$CROUPIER_GATEWAY_GRPC_PORT (18081), make run's gateway
+
+
+def test_no_gateway_is_a_clear_error(capsys):
+    from croupier_gateway.launcher import free_port
+
+    code = croupier_main(["loadtest", "--tables", "2", "--duration", "1", "--target", f"127.0.0.1:{free_port()}"])
+    assert code == 1
+    assert "no gateway answers grpc at 127.0.0.1:" in capsys.readouterr().err

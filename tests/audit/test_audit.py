@@ -172,3 +172,32 @@ def test_a_fork_names_its_origin_audits_clean_and_plays_on():
     with pytest.raises(Rejection) as refused:
         host.fork("fork-2", tampered, "ef" * 32)
     assert refused.value.code == "origin_corrupt"
+
+
+def test_audit_all_checks_every_game_of_an_export_file_and_names_the_faulty_one(tmp_path, capsys):
+    from croupier.cli.main import main
+
+    clean = [played(g) for g in ("expeditions", "virtues")]
+    broken = played("journey")
+    i = len(broken) // 2
+    broken[i] = dataclasses.replace(broken[i], payload={**broken[i].payload, "_x": 1})
+    path = tmp_path / "export.jsonl"
+    lines = [env.to_json() for envs in (*clean, broken) for env in envs]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    assert main(["audit", "--file", str(path), "--all", "--json"]) == 1
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["games"] == 3 and out["clean"] == 2 and not out["ok"]
+    assert out["events"] == sum(len(e) for e in (*clean, broken))
+    [faulty] = out["faulty"]
+    assert faulty["game_id"] == broken[0].game_id and faulty["first_fault"]["seq"] == broken[i].seq
+
+    good = tmp_path / "good.jsonl"
+    good.write_text("\n".join(env.to_json() for envs in clean for env in envs) + "\n", encoding="utf-8")
+    assert main(["audit", "--file", str(good), "--all"]) == 0
+    assert "2 of 2 games clean" in capsys.readouterr().out
+    # Without --all a many-game file is refused with a clear message, not half-audited.
+    assert main(["audit", "--file", str(good)]) == 2
+    assert "holds 2 games" in capsys.readouterr().err

@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("game_id", nargs="?")
     src.add_argument("--file", help="an exported game (JSON lines)")
+    p.add_argument("--all", action="store_true",
+                   help="with --file: audit every game in it (an `export --all` file); exit 1 if any fails")
     p.add_argument("--game", help="game type (skips the look-up)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)
@@ -54,20 +56,28 @@ def _kafka():
     return KafkaSettings.from_env()
 
 
+def read_file(path: Path) -> dict[str, list[Envelope]]:
+    """An exported file's envelopes, by game, each game's in file order."""
+    if not path.exists():
+        raise Rejection("no_such_file", f"{path} does not exist", "not_found")
+    games: dict[str, list[Envelope]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    env = Envelope.from_dict(json.loads(line))
+                except (ValueError, TypeError, KeyError) as exc:
+                    raise Rejection("bad_file", f"{path}:{n}: not an envelope: {exc}", "malformed") from None
+                games.setdefault(env.game_id, []).append(env)
+    return games
+
+
 def load(args: argparse.Namespace) -> list[Envelope]:
     if getattr(args, "file", None):
         path = Path(args.file)
-        if not path.exists():
-            raise Rejection("no_such_file", f"{path} does not exist", "not_found")
-        envelopes = []
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        envelopes.append(Envelope.from_dict(json.loads(line)))
-                    except (ValueError, TypeError) as exc:
-                        raise Rejection("bad_file", f"{path}:{n}: not an envelope: {exc}", "malformed") from None
-        ids = {e.game_id for e in envelopes}
+        games = read_file(path)
+        envelopes = [env for envs in games.values() for env in envs]
+        ids = games.keys()
         if len(ids) > 1:
             raise Rejection("many_games", f"{path} holds {len(ids)} games; audit one at a time", "malformed")
         return envelopes
@@ -122,6 +132,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     from croupier.engine.audit import audit
 
+    if args.all:
+        return _audit_all(args)
     try:
         report = audit(load(args))
     except Rejection as exc:
@@ -136,6 +148,37 @@ def cmd_audit(args: argparse.Namespace) -> int:
         f = report.faults[0]
         print(f"{report.game_id} ({report.game_type}): FAULT at seq {f['seq']} ({f['check']}): {f['what']}")
     return 0 if report.ok else 1
+
+
+def _audit_all(args: argparse.Namespace) -> int:
+    from croupier.engine.audit import audit
+
+    if not args.file:
+        return _fail(Rejection("missing_file", "--all audits an exported file: give --file FILE", "malformed"))
+    try:
+        games = read_file(Path(args.file))
+    except Rejection as exc:
+        return _fail(exc)
+    reports = [audit(envs) for envs in games.values()]
+    bad = [r for r in reports if not r.ok]
+    summary = {
+        "ok": not bad,
+        "games": len(reports),
+        "clean": len(reports) - len(bad),
+        "events": sum(r.events for r in reports),
+        "commands": sum(r.commands for r in reports),
+        "draws": sum(r.draws for r in reports),
+        "faulty": [r.as_dict() for r in bad],
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        for r in bad:
+            f = r.faults[0]
+            print(f"{r.game_id} ({r.game_type}): FAULT at seq {f['seq']} ({f['check']}): {f['what']}")
+        print(f"{summary['clean']} of {summary['games']} games clean — {summary['events']} events, "
+              f"{summary['commands']} commands re-executed, {summary['draws']} random draws verified")
+    return 0 if not bad else 1
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

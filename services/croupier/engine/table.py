@@ -307,18 +307,35 @@ class TableHost:
         events = self.decide_events(state, command, Context(rng=rng, now=now))
         return self._seal(state, state.game_id, events, command, rng.draws, command_id, now)
 
+    def rerun(self, state: TableState, command: Command, *, now: int) -> tuple[list[Event], list[tuple[str, int, dict]], list, Any]:
+        """decide without sealing, for audit (the chain is checked on its own): the events,
+        their (type, version, payload) wire triples, the random draws made, and the game
+        state after them when decide already folded them (None when it did not)."""
+        if state.rules_version != self.spec.rules_version:
+            return self.for_version(state.rules_version).rerun(state, command, now=now)
+        rng = FairRng(state.seed, state.entropy, state.rng_counter)
+        events, game = self._decide(state, command, Context(rng=rng, now=now))
+        events = self._final(state, events)
+        codec = self.events
+        return events, [(e.TYPE, e.VERSION, codec.payload(e)) for e in events], rng.draws, game
+
     def decide_events(self, state: TableState, command: Command, ctx: Context) -> list[Event]:
         """The table's decide: the events a command yields, or a Rejection."""
+        return self._decide(state, command, ctx)[0]
+
+    def _decide(self, state: TableState, command: Command, ctx: Context) -> tuple[list[Event], Any]:
+        """decide_events, and the game after its events when that was computed on the way
+        (deciding whether the game is over folds them; None otherwise)."""
         spec = self.spec
         if state.status == OVER:
             raise Rejection("game_over", "this table has ended", "illegal")
         if isinstance(command, ForceEnd):
             reason = str(command.reason or "ended by an operator")[:200]
-            return [TableEnded(reason="forced", result={"aborted": True, "why": reason}, seed=state.seed)]
+            return [TableEnded(reason="forced", result={"aborted": True, "why": reason}, seed=state.seed)], None
         if isinstance(command, JoinSeat):
-            return self._join(state, command, ctx)
+            return self._join(state, command, ctx), None
         if isinstance(command, LeaveSeat):
-            return self._leave(state, command)
+            return self._leave(state, command), None
         if state.status == OPEN:
             raise Rejection("not_started", "the table is waiting for players", "illegal")
         if isinstance(command, (Start, CreateTable)):
@@ -326,7 +343,7 @@ class TableHost:
         if isinstance(command, Tick):
             clocked = self._clock(state, command, ctx)
             if clocked is not None:
-                return clocked
+                return clocked, None
             due = spec.deadline(state.game)
             if due is None or ctx.now < due:
                 raise Rejection("not_due", "no deadline of this table has passed", "illegal")
@@ -335,7 +352,8 @@ class TableHost:
         if not isinstance(command, Tick) and (command.seat is None or not 0 <= command.seat < state.seats):
             raise Rejection("no_such_seat", f"seat {command.seat!r} is not at this table", FORBIDDEN)
         events = list(spec.decide(command, state.game, ctx))
-        return events + self._ending(state.game, events)
+        ending, game = self._ending(state.game, events)
+        return events + ending, (None if ending else game)
 
     def clock_deadline(self, state: TableState) -> int | None:
         if state.status != RUNNING or not state.clock_ms or not self.spec.to_act(state.game):
@@ -357,7 +375,7 @@ class TableHost:
         if not legal:
             return None
         events = list(self.spec.decide(legal[0], state.game, ctx))
-        return events + self._ending(state.game, events)
+        return events + self._ending(state.game, events)[0]
 
     def _cooperative(self) -> bool:
         return self.spec.cooperative
@@ -389,7 +407,7 @@ class TableHost:
             game = self.spec.initial_state(self.game_options(state.options), state.seats)
             setup = list(self.spec.decide(Start(), game, Context(rng=rng, now=ctx.now)))
             events.extend(setup)
-            events.extend(self._ending(game, setup))
+            events.extend(self._ending(game, setup)[0])
         return events
 
     def _leave(self, state: TableState, command: LeaveSeat) -> list[Event]:
@@ -400,21 +418,23 @@ class TableHost:
             raise Rejection("seat_empty", f"seat {seat!r} is not taken", "illegal")
         return [SeatLeft(seat=seat)]
 
-    def _ending(self, game: Any, events: Sequence[Event]) -> list[Event]:
+    def _ending(self, game: Any, events: Sequence[Event]) -> tuple[list[Event], Any]:
+        """The TableEnded the events lead to, if any, and the game after them."""
         evolve = self.spec.evolve
         for event in events:
             game = evolve(game, event)
         if self.spec.is_over(game):
-            return [TableEnded(reason="finished", result=self.spec.result(game), seed="")]
-        return []
+            return [TableEnded(reason="finished", result=self.spec.result(game), seed="")], game
+        return [], game
+
+    @staticmethod
+    def _final(state, events) -> list[Event]:
+        """The events as recorded: the table's end reveals the seed it committed to."""
+        return [dataclasses.replace(e, seed=state.seed) if isinstance(e, TableEnded) and not e.seed else e for e in events]
 
     def _seal(self, state, game_id, events, command, draws, command_id, now) -> list[Envelope]:
         codec = self.events
-        triples = []
-        for event in events:
-            if isinstance(event, TableEnded) and not event.seed:
-                event = dataclasses.replace(event, seed=state.seed)
-            triples.append((event.TYPE, event.VERSION, codec.payload(event)))
+        triples = [(event.TYPE, event.VERSION, codec.payload(event)) for event in self._final(state, events)]
         cause = {
             "command": self.commands.encode(command),
             "seat": command.seat,
@@ -439,11 +459,13 @@ class TableHost:
     def decode_event(self, env: Envelope) -> Event:
         return self.events.decode_payload(env.type, env.version, env.payload)
 
-    def evolve(self, state: TableState | None, env: Envelope) -> TableState:
-        """Fold one envelope. Total for any envelope that decide produced."""
+    def evolve(self, state: TableState | None, env: Envelope, event: Event | None = None) -> TableState:
+        """Fold one envelope (`event`: its payload already decoded, when the caller has it).
+        Total for any envelope that decide produced."""
         if env.rules_version != self.spec.rules_version:
-            return self.for_version(env.rules_version).evolve(state, env)
-        event = self.decode_event(env)
+            return self.for_version(env.rules_version).evolve(state, env, event)
+        if event is None:
+            event = self.decode_event(env)
         if state is not None and not isinstance(event, TABLE_EVENTS):
             # The common case, a game event: one copy of the state, not two.
             return dataclasses.replace(

@@ -693,11 +693,18 @@ def plot(report: Mapping[str, Any], path: str) -> None:
 
 async def preflight(cfg: Config) -> str | None:
     """None if the gateway answers at the target and hosts the games, else what is wrong."""
-    client = make_client(cfg.protocol, cfg.target, timeout_s=5.0)
+    client = make_client(cfg.protocol, cfg.target, timeout_s=10.0)
+    deadline = time.monotonic() + 20.0  # a busy gateway may be slow to answer its first call
     try:
-        hosted = {g["id"] for g in await client.games()}
-    except Exception as exc:
-        return f"no gateway answers {cfg.protocol} at {cfg.target} ({type(exc).__name__}: {exc})"
+        while True:
+            try:
+                hosted = {g["id"] for g in await client.games()}
+                break
+            except Exception as exc:
+                slow = (isinstance(exc, GatewayError) and exc.code == "deadline_exceeded") or "Timeout" in type(exc).__name__
+                if not slow or time.monotonic() > deadline:  # refused at once: nothing listens there
+                    return f"no gateway answers {cfg.protocol} at {cfg.target} ({type(exc).__name__}: {exc})"
+                await asyncio.sleep(1.0)
     finally:
         with contextlib.suppress(Exception):
             await client.close()

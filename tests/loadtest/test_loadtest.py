@@ -66,7 +66,7 @@ def check_consistent(report: dict, games: tuple[str, ...]) -> None:
 @pytest.mark.integration
 def test_loadtest_every_game_over_grpc(stack_services, tmp_path):
     """Every game type over gRPC; no operator token, so the sample's logs are read from Kafka."""
-    done, report = loadtest(stack_services, tmp_path, "grpc", "--game", "all", "--tables", "10", "--duration", "20",
+    done, report = loadtest(stack_services, tmp_path, "grpc", "--game", "all", "--tables", "10", "--duration", "15",
                             "--ramp", "2", "--protocol", "grpc", "--target", stack_services.grpc_address,
                             "--bot", "random", "--workers", "2", "--think-ms", "20",
                             # one seat where a game allows it (journey, delve): short games, so some finish
@@ -107,6 +107,29 @@ def test_loadtest_over_http_with_operator(stack_services, tmp_path):
     assert report["tables"]["force_ended"] == report["tables"]["unfinished"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert running() <= before  # this run left none of its tables running
+
+    # The check compares, it does not just report: alter a checked game's projected spectator
+    # view in Redis, and the same check fails on it (while the audit of its log still passes).
+    import asyncio
+
+    import redis
+
+    from croupier_gateway.loadtest import Config, check_games
+
+    game_id = report["check"]["games"][0]["game_id"]
+    r = redis.Redis.from_url(stack_services.redis_url)
+    key = f"{stack_services.prefix}g:{{{game_id}}}:views"
+    view = json.loads(r.hget(key, "spectator"))
+    view["tampered"] = True
+    r.hset(key, "spectator", json.dumps(view))
+    cfg = Config(games=("journey",), tables=1, duration_s=1, protocol="http",
+                 target=stack_services.http_url.removeprefix("http://"),
+                 http_target=stack_services.http_url.removeprefix("http://"), operator_token=OPERATOR_TOKEN)
+    result = asyncio.run(check_games(cfg, [(game_id, "journey", [])]))
+    assert result["passed"] is False
+    (row,) = result["games"]
+    assert row["audit_ok"] and not row["projection_ok"]
+    assert "spectator" in row["problem"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -149,3 +172,4 @@ def test_no_gateway_is_a_clear_error(capsys):
     code = croupier_main(["loadtest", "--tables", "2", "--duration", "1", "--target", f"127.0.0.1:{free_port()}"])
     assert code == 1
     assert "no gateway answers grpc at 127.0.0.1:" in capsys.readouterr().err
+

@@ -23,15 +23,19 @@ BENCHES = {
     "engine": ["engine.py"],
     "rules": ["rules.py"],
     "projector": ["projector.py"],
+    "gateway": ["gateway.py"],
+    "loadtest": ["loadtest.py"],
     "replay": ["replay.py"],
 }
 QUICK = {
     "engine": ["--games", "20"],
     "rules": ["--seconds", "4"],
     "projector": ["--events", "100000"],
+    "gateway": ["--tables", "4", "--seconds", "5"],
+    "loadtest": ["--quick"],
     "replay": ["--games", "200"],
 }
-NEEDS_STACK = {"rules", "projector"}
+NEEDS_STACK = {"rules", "projector", "gateway", "loadtest"}
 
 
 def load(name: str) -> dict | None:
@@ -63,10 +67,56 @@ def table() -> list[tuple[str, str, str, str]]:
                      f">= {projector['target_events_per_s']:,.0f}",
                      f"kafka {projector['baseline_kafka_consume']['events_per_s']:,.0f}/s, "
                      f"redis {projector['baseline_redis_pipeline']['events_per_s']:,.0f}/s"))
+    gateway = load("gateway")
+    if gateway:
+        for transport, r in gateway.get("results", {}).items():
+            rows.append((f"gateway {transport}: moves/s, {r['tables']} tables", f"{r['moves_per_s']:,.0f}", "-", "-"))
+            rows.append((f"gateway {transport}: submit p50/p99 ms", f"{r['submit_p50_ms']}/{r['submit_p99_ms']}", "-", "-"))
+    lt = load("loadtest")
+    if lt:
+        rows += loadtest_rows(lt)
     replay = load("replay")
     if replay:
-        for game, r in replay.get("games", {}).items():
-            rows.append((f"audit {game}: events/s re-executed", f"{r['events_per_s']:,.0f}", ">= 20,000", "-"))
+        target = f">= {replay.get('target_events_per_s', 20000):,}"
+        for game, r in replay.get("per_game_type", {}).items():
+            rows.append((f"audit {game}: events/s re-executed", f"{r['audit_events_per_s']:,.0f}", target,
+                         f"end to end {r['end_to_end_events_per_s']:,.0f}/s"))
+        everything = replay.get("all_exported")
+        if everything:
+            rows.append((f"audit {everything['games']:,} exported games: events/s", f"{everything['audit_events_per_s']:,.0f}",
+                         target, f"end to end {everything['end_to_end_events_per_s']:,.0f}/s"))
+    return rows
+
+
+def loadtest_rows(lt: dict) -> list[tuple[str, str, str, str]]:
+    rows = []
+    think, peak, echo = lt["think"], lt["peak"], lt["echo_baseline"]
+    f = think["flags"]
+    name = f"loadtest {f['tables']} tables, think {f['think_ms']:g} ms"
+    rows.append((f"{name}: served / offered moves", f"{think['served_ratio']}", ">= 0.99",
+                 f"offered {think['offered_moves_per_s']:,.0f}/s"))
+    rows.append((f"{name}: p50/p99 ms", f"{think['p50_ms']:.1f}/{think['p99_ms']:.1f}", "p99 < 150", "-"))
+    rows.append((f"{name}: errors", f"{think['errors']}", "0", "-"))
+    finished = think["games_finished"]
+    rows.append((f"{name}: game types with a finished game", f"{sum(1 for n in finished.values() if n)}/{len(finished)}",
+                 f"{len(finished)}/{len(finished)}", "-"))
+    pf = peak["flags"]
+    rows.append((f"loadtest peak, {pf['tables']} tables, no think: commands/s", f"{peak['commands_per_s']:,.0f}",
+                 ">= echo/2", f"echo {echo['per_s']:,.0f}/s"))
+    rows.append(("loadtest peak / bare grpc echo", f"{lt['ratios']['peak_over_echo']}", ">= 0.5", "-"))
+    cpu = peak.get("cpu") or {}
+    if cpu.get("busiest"):
+        busiest = cpu["busiest"]
+        rows.append(("loadtest peak: busiest process, CPU %", f"{cpu['mean_cpu_percent'][busiest]}", "-",
+                     f"{busiest}; all {cpu['machine_cpu_percent']} of {cpu['cores'] * 100}"))
+    for game, m in lt["idle_memory"].items():
+        rows.append((f"rules {game}: bytes per idle table (RSS)", f"{m['bytes_per_idle_table']:,}", "< 20,000",
+                     f"over {m['tables']} tables"))
+    fo = lt["failover"]
+    rows.append((f"failover {fo['game']}: rebuilt events/s", f"{fo['events_per_s'] or 0:,.0f}", "-",
+                 f"{fo['events_rebuilt']:,} events, {fo['games_rebuilt']} games"))
+    rows.append((f"failover {fo['game']}: kill to all partitions owned, s", f"{fo['takeover_wall_s']}", "-",
+                 f"session timeout {fo['session_timeout_ms'] / 1000:g} s"))
     return rows
 
 
@@ -76,8 +126,12 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
     p.add_argument("--table", action="store_true", help="only print the table of the last results")
     args = p.parse_args(argv)
+    failed = []
     if not args.table:
         names = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in BENCHES]
+        if unknown:
+            p.error(f"no benchmark {', '.join(unknown)}; there are {', '.join(BENCHES)}")
         if NEEDS_STACK & set(names):
             subprocess.run([sys.executable, "-m", "croupier.cli.main", "stack", "up"], cwd=ROOT, check=True)
         for name in names:
@@ -87,13 +141,18 @@ def main(argv=None) -> int:
                 continue
             print(f"-- {name}", flush=True)
             extra = QUICK.get(name, []) if args.quick else []
-            subprocess.run([sys.executable, str(script), *extra], cwd=ROOT, check=True)
+            if subprocess.run([sys.executable, str(script), *extra], cwd=ROOT).returncode != 0:
+                failed.append(name)  # go on with the others; the table shows the last results
     rows = table()
     width = max((len(r[0]) for r in rows), default=10)
     print()
-    print(f"{'figure':<{width}}  {'measured':>12}  {'target':<22}  baseline (same run)")
+    vwidth = max([12, *(len(r[1]) for r in rows)])
+    print(f"{'figure':<{width}}  {'measured':>{vwidth}}  {'target':<22}  baseline (same run)")
     for name, value, target, base in rows:
-        print(f"{name:<{width}}  {value:>12}  {target:<22}  {base}")
+        print(f"{name:<{width}}  {value:>{vwidth}}  {target:<22}  {base}")
+    if failed:
+        print(f"\nfailed: {', '.join(failed)} (their rows, if any, are from an earlier run)")
+        return 1
     return 0
 
 

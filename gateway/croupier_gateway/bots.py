@@ -95,8 +95,10 @@ async def follow(client: Client, game_id: str, token: str | None, record: SeatRe
 
 
 async def play_seat(client: Client, game_id: str, seat: int, token: str, bot_name: str, *, seed: int = 0,
-                    reconnect_every: int = 0, keep_updates: bool = False, pace_s: float = 0.0) -> SeatRecord:
-    """Play one seat with a bot to the end of the game (pausing pace_s before each move)."""
+                    reconnect_every: int = 0, keep_updates: bool = False,
+                    pace_s: float | Callable[[], float] = 0.0) -> SeatRecord:
+    """Play one seat with a bot to the end of the game (pausing pace_s before each move; a
+    callable is asked for each pause, for think times that vary)."""
     game_type = game_id.split("-", 1)[0]
     if game_type not in registry.GAME_IDS:
         game_type = (await client.table(game_id))["game_type"]
@@ -107,8 +109,9 @@ async def play_seat(client: Client, game_id: str, seat: int, token: str, bot_nam
     async def act(update: Update) -> None:
         if not update.actions or update.over:
             return
-        if pace_s:
-            await asyncio.sleep(pace_s)
+        pause = pace_s() if callable(pace_s) else pace_s
+        if pause:
+            await asyncio.sleep(pause)
         action = bot(update.view, update.actions, rng)
         command_id = uuid.uuid4().hex
         for attempt in range(20):

@@ -57,9 +57,13 @@ class Update:
 class HttpGateway:
     """The HTTP+JSON API, and the WebSocket stream."""
 
-    def __init__(self, base_url: str, *, timeout_s: float = 30.0, operator_token: str | None = None):
+    def __init__(self, base_url: str, *, timeout_s: float = 30.0, operator_token: str | None = None,
+                 max_connections: int = 100):
         self.base_url = base_url.rstrip("/")
-        self.http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
+        # httpx keeps at most max_connections open; more requests at once wait for one.
+        self.http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s,
+                                      limits=httpx.Limits(max_connections=max_connections,
+                                                          max_keepalive_connections=max_connections))
         self.operator_token = operator_token
 
     async def close(self) -> None:

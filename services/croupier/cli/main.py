@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "status",
     "play",
     "demo",
+    "loadtest",
 ]
 
 

@@ -1,0 +1,370 @@
+"""bench/loadtest: the whole service the way `make run` runs it, loaded by `croupier loadtest`.
+
+Starts what `croupier demo` starts (a rules replica of every game, the projector, the gateway:
+croupier_gateway.launcher.Launcher) on the running stack (croupier stack up), under a topic and
+key prefix of its own, with the gateway's per-address rate limit raised (the generator is one
+address opening hundreds of tables). Then, in one run:
+
+1. memory per idle table in a rules service: the RSS growth of each game's rules replica over
+   K tables created and seated (started, nobody moving), divided by K (an upper bound: the
+   allocator's slack counts too); measured first, on fresh processes;
+2. the baseline: a bare grpc.aio echo (bench/rules.py's), driven from as many processes;
+3. `croupier loadtest --game all --tables 1000 --think-ms 2000 --duration 60` (the offered load
+   is 500 moves/s); targets: >= 99 % of it served, p99 < 150 ms, zero errors, games finished
+   in every game type;
+4. the peak with no think time (`--think-ms 0`), next to the echo: target >= half the echo;
+   During both runs the CPU of every process (gateway, rules replicas, projector, Kafka, Redis,
+   the generator) is sampled once a second: the busiest one names the bottleneck;
+5. failover: a standby replica of one game joins, the first is killed (SIGKILL), and the time
+   and events/s for the standby to rebuild the games of the partitions it takes over.
+
+    python bench/loadtest.py [--tables 1000] [--think-ms 2000] [--duration 60] [--peak-tables 200]
+                             [--peak-duration 30] [--idle-tables 500] [--quick]
+
+Results: bench/results/loadtest.json (the two loadtest reports in full under runs/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from common import RESULTS, write  # noqa: E402
+
+from croupier.engine import registry  # noqa: E402
+from croupier_gateway.launcher import Launcher, Process, free_port  # noqa: E402
+
+OPERATOR_TOKEN = f"bench-{uuid.uuid4().hex}"
+TARGETS = {"served_ratio": 0.99, "p99_ms": 150.0, "errors": 0, "peak_over_echo": 0.5, "bytes_per_idle_table": 20_000}
+
+
+def rss(pid: int) -> int:
+    import psutil
+
+    return psutil.Process(pid).memory_info().rss
+
+
+def rules_process(launcher: Launcher, game: str) -> Process:
+    return next(p for p in launcher.processes if p.name == f"rules-{game}" and p.alive())
+
+
+async def open_idle_tables(launcher: Launcher, game: str, k: int) -> list[str]:
+    from croupier_gateway.bots import create_and_seat, default_bot
+    from croupier_gateway.client import GrpcGateway
+
+    client = GrpcGateway(launcher.grpc_address, timeout_s=60)
+    spec = registry.get(game)
+    seats = min(spec.max_seats, max(spec.min_seats, 2))
+    sem = asyncio.Semaphore(32)
+    ids: list[str] = []
+
+    async def one():
+        async with sem:
+            game_id, _tokens = await create_and_seat(client, game, [default_bot(game)] * seats)
+            ids.append(game_id)
+
+    try:
+        await asyncio.gather(*(one() for _ in range(k)))
+    finally:
+        await client.close()
+    return ids
+
+
+async def force_end_all(launcher: Launcher, ids: list[str]) -> None:
+    import httpx
+
+    sem = asyncio.Semaphore(32)
+    async with httpx.AsyncClient(base_url=launcher.http_url, timeout=60) as http:
+        async def one(gid):
+            async with sem:
+                await http.post(f"/v1/operator/games/{gid}/force-end", json={"reason": "benchmark"},
+                                headers={"authorization": f"Bearer {OPERATOR_TOKEN}"})
+
+        await asyncio.gather(*(one(g) for g in ids))
+
+
+def idle_memory(launcher: Launcher, k: int) -> dict:
+    """Per game: RSS of its rules replica before and after K idle tables."""
+    out = {}
+    for game in launcher.games:
+        proc = rules_process(launcher, game)
+        time.sleep(1.0)
+        before = rss(proc.proc.pid)
+        ids = asyncio.run(open_idle_tables(launcher, game, k))
+        time.sleep(1.0)
+        after = rss(proc.proc.pid)
+        out[game] = {"tables": k, "rss_before": before, "rss_after": after,
+                     "bytes_per_idle_table": round((after - before) / k)}
+        print(f"idle tables, {game}: {out[game]['bytes_per_idle_table']:,} bytes each (RSS growth over {k})", flush=True)
+        asyncio.run(force_end_all(launcher, ids))
+    return out
+
+
+def echo_baseline(workers: int, seconds: float) -> dict:
+    from rules import echo_server, echo_worker, run_workers, summarize
+
+    port_q: mp.Queue = mp.Queue()
+    server = mp.Process(target=echo_server, args=(port_q,), daemon=True)
+    server.start()
+    address = f"127.0.0.1:{port_q.get()}"
+    try:
+        r = run_workers(echo_worker, lambda i: (address, max(1, 100 // workers), seconds, b"x" * 300), workers)
+        return {"workers": workers, "in_flight": 100, **summarize(r, seconds)}
+    finally:
+        server.terminate()
+
+
+class CpuSampler(threading.Thread):
+    """Once a second, the CPU each process used (100 = one core): the gateway, each rules
+    replica, the projector, Kafka, Redis and the load generator (its workers summed). A
+    single-threaded Python service pinned near 100 is the bottleneck; so is a machine whose
+    processes add up to its core count."""
+
+    def __init__(self, processes: Callable[[], dict[str, list[int]]]):
+        super().__init__(daemon=True)
+        self.processes = processes
+        self.samples: dict[str, list[float]] = {}
+        self.done = threading.Event()
+        self._seen: dict[int, Any] = {}
+
+    def run(self) -> None:
+        import psutil
+
+        while not self.done.wait(1.0):
+            for name, pids in self.processes().items():
+                total = 0.0
+                for pid in pids:
+                    try:
+                        proc = self._seen.get(pid)
+                        if proc is None:
+                            proc = self._seen[pid] = psutil.Process(pid)
+                            proc.cpu_percent(None)  # the first call only starts the count
+                            continue
+                        total += proc.cpu_percent(None)
+                    except psutil.Error:
+                        continue
+                self.samples.setdefault(name, []).append(total)
+
+    def stop(self) -> dict:
+        self.done.set()
+        self.join(5)
+        mean = {name: round(sum(v[1:]) / max(1, len(v) - 1), 1) for name, v in self.samples.items()}
+        ranked = dict(sorted(mean.items(), key=lambda kv: -kv[1]))
+        return {"mean_cpu_percent": ranked, "busiest": next(iter(ranked), None),
+                "machine_cpu_percent": round(sum(mean.values()), 1), "cores": os.cpu_count()}
+
+
+def stack_pids(stack) -> dict[str, list[int]]:
+    out = {}
+    for name, path in (("kafka", Path(stack.state_dir) / "kafka" / "kafka.pid"),
+                       ("redis", Path(stack.state_dir) / "redis" / "redis.pid")):
+        try:
+            out[name] = [int(path.read_text().split()[0])]
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def loadtest(launcher: Launcher, stack, name: str, *flags: str) -> dict:
+    import psutil
+
+    out = RESULTS / f"loadtest-{name}.json"
+    env = {**os.environ, "CROUPIER_OPERATOR_TOKEN": OPERATOR_TOKEN}
+    cmd = [sys.executable, "-m", "croupier.cli.main", "loadtest", "--target", launcher.grpc_address,
+           "--http-target", launcher.http_url.removeprefix("http://"), "--json", str(out),
+           "--plot", str(RESULTS / f"loadtest-{name}.png"), *flags]
+    print("$ croupier loadtest " + " ".join(flags), flush=True)
+    generator = subprocess.Popen(cmd, env=env, cwd=ROOT)
+
+    def processes() -> dict[str, list[int]]:
+        procs = {p.name: [p.proc.pid] for p in launcher.processes if p.alive()}
+        try:
+            procs["generator"] = [generator.pid, *(c.pid for c in psutil.Process(generator.pid).children(recursive=True))]
+        except psutil.Error:
+            pass
+        return {**procs, **stack_pids(stack)}
+
+    sampler = CpuSampler(processes)
+    sampler.start()
+    code = generator.wait()
+    report = json.loads(out.read_text())
+    report["exit_code"] = code
+    report["cpu"] = sampler.stop()
+    print(f"cpu during the run: {report['cpu']}", flush=True)
+    return report
+
+
+def summary(report: dict) -> dict:
+    lat = report["latency"]
+    return {"commands_per_s": report["throughput_per_s"], "moves_per_s": report["moves_per_s"],
+            "offered_moves_per_s": report["offered_moves_per_s"], "served_ratio": report["served_ratio"],
+            "p50_ms": lat["p50_ms"], "p95_ms": lat["p95_ms"], "p99_ms": lat["p99_ms"], "max_ms": lat["max_ms"],
+            "errors": report["errors"], "errors_by_kind": report["errors_by_kind"],
+            "games_finished": report["games_finished"], "check_passed": report["check"]["passed"],
+            "exit_code": report["exit_code"], "cpu": report["cpu"]}
+
+
+def failover(launcher: Launcher, game: str, owned_within_s: float = 120.0) -> dict:
+    """A standby replica of `game` joins; the first is killed; how long until the standby owns
+    every partition, and how fast it rebuilt the games of those it took over (its log)."""
+    import redis as redis_lib
+
+    first = rules_process(launcher, game)
+    r = redis_lib.Redis.from_url(launcher.redis_url)
+    key = f"{launcher.prefix}croupier:owners:{game}"
+    partitions = int(r.get(f"{launcher.prefix}croupier:partitions:{game}") or 0)
+    first_addresses = {v.decode() for v in r.hvals(key)}
+    standby = launcher._start(f"rules-{game}-standby", ["serve", "rules", "--game", game, "--port", str(free_port())])
+    try:
+        deadline = time.monotonic() + owned_within_s
+        standby_address = None
+        while standby_address is None:  # the group gives the standby its share first
+            if time.monotonic() > deadline:
+                raise TimeoutError("the standby replica took no partition")
+            others = {v.decode() for v in r.hvals(key)} - first_addresses
+            standby_address = next(iter(others), None)
+            time.sleep(0.2)
+        time.sleep(1.0)
+        killed_at = datetime.now(UTC)
+        t0 = time.monotonic()
+        os.killpg(first.proc.pid, signal.SIGKILL)
+        first.wait(5)
+        while True:
+            owners = [v.decode() for v in r.hvals(key)]
+            if len(owners) >= partitions and set(owners) == {standby_address}:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the standby does not own every partition of {game} after {owned_within_s} s")
+            time.sleep(0.05)
+        takeover_s = time.monotonic() - t0
+    finally:
+        r.close()
+    events = games = 0
+    rebuild_s = 0.0
+    taken = 0
+    for line in standby.log_path.read_text(errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("event") != "partition_ready":
+            continue
+        at = datetime.fromisoformat(rec["timestamp"].replace("Z", "+00:00"))
+        if at >= killed_at:
+            taken += 1
+            events += rec.get("events", 0)
+            games += rec.get("games", 0)
+            rebuild_s += rec.get("seconds", 0.0)
+    session_ms = int(launcher.env.get("CROUPIER_KAFKA_SESSION_TIMEOUT_MS", "6000"))
+    return {"game": game, "partitions_taken_over": taken, "games_rebuilt": games, "events_rebuilt": events,
+            "rebuild_seconds": round(rebuild_s, 3),
+            "events_per_s": round(events / rebuild_s, 1) if rebuild_s else None,
+            "takeover_wall_s": round(takeover_s, 2), "session_timeout_ms": session_ms,
+            "note": "takeover_wall_s runs from the SIGKILL until the standby owns every partition: the group's "
+                    "session timeout (to notice the dead replica) plus the rebuild"}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--tables", type=int, default=1000)
+    p.add_argument("--think-ms", type=float, default=2000)
+    p.add_argument("--duration", type=float, default=60)
+    p.add_argument("--peak-tables", type=int, default=200)
+    p.add_argument("--peak-duration", type=float, default=30)
+    p.add_argument("--idle-tables", type=int, default=500)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--failover-game", default="expeditions")
+    p.add_argument("--quick", action="store_true", help="small numbers: a smoke run that the benchmark works")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.tables, args.think_ms, args.duration = 20, 500, 10
+        args.peak_tables, args.peak_duration, args.idle_tables = 10, 8, 30
+
+    from croupier.config import StackSettings
+
+    stack = StackSettings.from_env()
+    prefix = f"benchl{uuid.uuid4().hex[:6]}."
+    env = {"CROUPIER_KAFKA_BOOTSTRAP": stack.kafka_bootstrap, "CROUPIER_REDIS_URL": stack.redis_url,
+           "CROUPIER_TOPIC_PREFIX": prefix, "CROUPIER_KEY_PREFIX": prefix,
+           "CROUPIER_OPERATOR_TOKEN": OPERATOR_TOKEN,
+           # One generator address opens every table: the per-address limit would throttle it.
+           "CROUPIER_RATE_LIMIT_PER_S": "1000000", "CROUPIER_RATE_LIMIT_BURST": "1000000",
+           "CROUPIER_LOG_LEVEL": "info"}
+    os.environ.update({"CROUPIER_TOPIC_PREFIX": prefix, "CROUPIER_KEY_PREFIX": prefix})
+    launcher = Launcher(env, Path(stack.state_dir).resolve() / "logs" / "bench-loadtest")
+    games = list(registry.GAME_IDS)
+    results: dict = {"targets": TARGETS, "prefix": prefix}
+    launcher.start(games)
+    try:
+        launcher.wait_ready(180)
+        results["idle_memory"] = idle_memory(launcher, args.idle_tables)
+        results["echo_baseline"] = echo_baseline(args.workers, min(10.0, args.peak_duration))
+        print(f"bare grpc.aio echo: {results['echo_baseline']}", flush=True)
+        think = loadtest(launcher, stack, "think", "--game", "all", "--tables", str(args.tables), "--think-ms",
+                         f"{args.think_ms:g}", "--duration", f"{args.duration:g}", "--workers", str(args.workers),
+                         "--quiet")
+        peak = loadtest(launcher, stack, "peak", "--game", "all", "--tables", str(args.peak_tables), "--think-ms", "0",
+                        "--duration", f"{args.peak_duration:g}", "--workers", str(args.workers), "--quiet")
+        results["think"] = {"flags": {"tables": args.tables, "think_ms": args.think_ms, "duration_s": args.duration},
+                            **summary(think)}
+        results["peak"] = {"flags": {"tables": args.peak_tables, "think_ms": 0, "duration_s": args.peak_duration},
+                           **summary(peak)}
+        echo = results["echo_baseline"]["per_s"]
+        results["ratios"] = {"peak_over_echo": round(peak["throughput_per_s"] / echo, 3) if echo else None}
+        results["failover"] = failover(launcher, args.failover_game)
+        print(f"failover: {results['failover']}", flush=True)
+        worst = max(v["bytes_per_idle_table"] for v in results["idle_memory"].values())
+        results["meets_targets"] = {
+            "served_ratio": (results["think"]["served_ratio"] or 0) >= TARGETS["served_ratio"],
+            "p99_ms": results["think"]["p99_ms"] < TARGETS["p99_ms"],
+            "errors": results["think"]["errors"] == 0 and results["peak"]["errors"] == 0,
+            "games_finished_every_type": all(n > 0 for n in think["games_finished"].values()),
+            "peak_over_echo": (results["ratios"]["peak_over_echo"] or 0) >= TARGETS["peak_over_echo"],
+            "bytes_per_idle_table": worst < TARGETS["bytes_per_idle_table"],
+        }
+        results["quick"] = args.quick
+    finally:
+        launcher.stop()
+        _cleanup(stack, prefix, games)
+    path = write("loadtest", results)
+    print(f"wrote {path}")
+    return 0
+
+
+def _cleanup(stack, prefix: str, games: list[str]) -> None:
+    import contextlib
+
+    import redis
+
+    with contextlib.suppress(Exception):
+        r = redis.Redis.from_url(stack.redis_url)
+        keys = list(r.scan_iter(match=f"{prefix}*", count=1000))
+        for i in range(0, len(keys), 500):
+            r.unlink(*keys[i:i + 500])
+    with contextlib.suppress(Exception):
+        from kafka.admin import KafkaAdminClient
+
+        admin = KafkaAdminClient(bootstrap_servers=stack.kafka_bootstrap, client_id="bench-cleanup")
+        admin.delete_topics([f"{prefix}croupier.events.{g}" for g in games])
+        admin.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,748 @@
+"""`croupier loadtest`: tables played by bots through the gateway, as hard as asked, measured.
+
+W load-generator processes (multiprocessing) each run asyncio clients (client.HttpGateway or
+client.GrpcGateway) against the gateway. The N table slots are dealt round-robin to the game
+types and the workers; each slot opens a table (create + a join per seat), plays it to the end
+with bots (bots.play_seat: every seat follows its own stream and picks among its legal actions),
+pausing a think time before each move, then opens the next one, until the duration is up.
+--ramp spreads the slots' first tables evenly over its seconds.
+
+Latency is from submitting a command to its acknowledgement (the gateway's answer; moves are
+submitted with wait=false, so the answer comes once the rules service has committed the
+events). It goes into log-bucket histograms (`Histogram`, ~1 % wide buckets, exact max) that
+the workers send to the parent, which merges them: once a second for the progress line and
+the timeline, at the end per command kind and per game.
+
+At the end a sample of the finished games is checked: their log (the gateway's operator export
+when an operator token is given, else read from Kafka) must pass the engine's audit, and the
+gateway's final view of every seat and of a spectator must equal the fold of that log
+(projection equals replay). Tables still running when the time is up are force-ended through
+the operator API when an operator token is given, so none is left behind.
+
+The report's fields are documented in docs/performance.md ("croupier loadtest").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import multiprocessing as mp
+import os
+import queue as queue_lib
+import random
+import sys
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from croupier.engine import registry
+from croupier_gateway.client import GatewayError
+
+REPORT_VERSION = 1
+EXPECTED_REFUSALS = {(409, None), (422, "not_your_turn"), (422, "game_over")}
+
+
+# -- histograms ---------------------------------------------------------------------------
+
+
+class Histogram:
+    """Latencies in microseconds in log buckets: 64 per doubling (each ~1.1 % wide), so any
+    percentile is within ~1.1 % of the exact one; count, sum, min and max are exact. Merging two
+    is adding their counts, so workers send theirs and the parent adds them up."""
+
+    PER_DOUBLING = 64
+
+    def __init__(self) -> None:
+        self.buckets: dict[int, int] = {}
+        self.count = 0
+        self.total_us = 0.0
+        self.min_us = math.inf
+        self.max_us = 0.0
+
+    def record(self, seconds: float) -> None:
+        us = max(seconds * 1e6, 1.0)
+        i = int(math.log2(us) * self.PER_DOUBLING)
+        self.buckets[i] = self.buckets.get(i, 0) + 1
+        self.count += 1
+        self.total_us += us
+        self.min_us = min(self.min_us, us)
+        self.max_us = max(self.max_us, us)
+
+    def merge(self, other: Histogram) -> Histogram:
+        for i, n in other.buckets.items():
+            self.buckets[i] = self.buckets.get(i, 0) + n
+        self.count += other.count
+        self.total_us += other.total_us
+        self.min_us = min(self.min_us, other.min_us)
+        self.max_us = max(self.max_us, other.max_us)
+        return self
+
+    def percentile_us(self, q: float) -> float:
+        """The value at quantile q (0..1): the middle of the bucket holding it, within [min, max]."""
+        if not self.count:
+            return 0.0
+        rank = max(1, math.ceil(q * self.count))
+        seen = 0
+        for i in sorted(self.buckets):
+            seen += self.buckets[i]
+            if seen >= rank:
+                middle = 2 ** ((i + 0.5) / self.PER_DOUBLING)
+                return min(max(middle, self.min_us), self.max_us)
+        return self.max_us
+
+    def summary(self) -> dict[str, Any]:
+        """count, and p50/p95/p99/max/mean in milliseconds (0 when empty)."""
+        ms = [round(self.percentile_us(q) / 1000, 3) for q in (0.50, 0.95, 0.99)]
+        return {"count": self.count, "p50_ms": ms[0], "p95_ms": ms[1], "p99_ms": ms[2],
+                "max_ms": round(self.max_us / 1000, 3),
+                "mean_ms": round(self.total_us / self.count / 1000, 3) if self.count else 0.0}
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"b": self.buckets, "n": self.count, "s": self.total_us,
+                "lo": self.min_us if self.count else None, "hi": self.max_us}
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> Histogram:
+        h = cls()
+        h.buckets = {int(k): int(v) for k, v in data["b"].items()}
+        h.count = int(data["n"])
+        h.total_us = float(data["s"])
+        h.min_us = math.inf if data["lo"] is None else float(data["lo"])
+        h.max_us = float(data["hi"])
+        return h
+
+
+# -- configuration ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Config:
+    games: tuple[str, ...]
+    tables: int
+    duration_s: float
+    ramp_s: float = 0.0
+    protocol: str = "grpc"
+    bot: str = "heuristic"
+    think_ms: float = 0.0
+    workers: int = 2
+    target: str = "127.0.0.1:18081"
+    seats: int | None = None
+    http_target: str = "127.0.0.1:18080"
+    operator_token: str = ""
+    check: int = 10
+    cleanup: bool = True
+    seed: int = 0
+    progress: bool = True
+
+    def seats_for(self, game: str) -> int:
+        spec = registry.get(game)
+        wanted = self.seats if self.seats else 2
+        return min(spec.max_seats, max(spec.min_seats, wanted))
+
+    def game_of_slot(self, slot: int) -> str:
+        return self.games[slot % len(self.games)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"games": list(self.games), "tables": self.tables, "duration_s": self.duration_s,
+                "ramp_s": self.ramp_s, "protocol": self.protocol, "bot": self.bot, "think_ms": self.think_ms,
+                "workers": self.workers, "target": self.target, "seats": self.seats, "check": self.check}
+
+
+def make_client(protocol: str, address: str, timeout_s: float = 30.0, connections: int = 100):
+    """One client per worker. Over HTTP, as many connections as the worker's seats can use at
+    once, so that no command waits for a free connection (that wait would count as latency)."""
+    from croupier_gateway.client import GrpcGateway, HttpGateway
+
+    if protocol == "grpc":
+        return GrpcGateway(address, timeout_s=timeout_s)
+    return HttpGateway(f"http://{address}", timeout_s=timeout_s, max_connections=max(100, connections))
+
+
+# -- a worker -----------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """What one worker measured since its last tick (`tick`) and in all (`kinds`, `games`)."""
+
+    tick: Histogram = field(default_factory=Histogram)
+    tick_errors: int = 0
+    kinds: dict[str, Histogram] = field(default_factory=dict)
+    games: dict[str, Histogram] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    refusals: dict[str, int] = field(default_factory=dict)
+    rate_limited: int = 0
+    opened: int = 0
+    finished: dict[str, int] = field(default_factory=dict)
+
+    def ok(self, kind: str, game: str, seconds: float) -> None:
+        self.tick.record(seconds)
+        self.kinds.setdefault(kind, Histogram()).record(seconds)
+        self.games.setdefault(game, Histogram()).record(seconds)
+
+    def error(self, what: str) -> None:
+        self.errors[what] = self.errors.get(what, 0) + 1
+        self.tick_errors += 1
+
+
+def error_kind(exc: BaseException) -> str:
+    if isinstance(exc, GatewayError):
+        return f"{exc.status}:{exc.code}"
+    return f"exception:{type(exc).__name__}"
+
+
+class TimedClient:
+    """The gateway client with every command timed: create_table, join (as join_seat) and
+    submit (by the action's type). Everything else passes through untouched."""
+
+    def __init__(self, client: Any, tally: Tally, game: str, running: dict[str, str] | None = None):
+        self.client = client
+        self.tally = tally
+        self.game = game
+        self.running = running  # a table is "running" from its creation: the time may cut it short
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def _timed(self, kind: str, call, *, retry_throttled: bool = True):
+        for attempt in range(60):
+            t0 = time.perf_counter()
+            try:
+                result = await call()
+            except GatewayError as exc:
+                if exc.status == 429:
+                    self.tally.rate_limited += 1
+                    if retry_throttled:
+                        await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
+                        continue
+                    raise
+                code = exc.code if exc.status == 422 else None
+                if (exc.status, code) in EXPECTED_REFUSALS:
+                    # Another seat moved first, or the game ended: the bot has a newer view coming.
+                    name = "conflict" if exc.status == 409 else exc.code
+                    self.tally.refusals[name] = self.tally.refusals.get(name, 0) + 1
+                else:
+                    self.tally.error(error_kind(exc))
+                    exc.counted = True  # type: ignore[attr-defined]
+                raise
+            self.tally.ok(kind, self.game, time.perf_counter() - t0)
+            return result
+        raise GatewayError(429, "rate_limited", f"{kind} still rate limited after 60 tries")
+
+    async def create_table(self, game_type: str, seats: int | None = None, options=None, command_id=None):
+        # One command id for every try: a retry cannot open a second table.
+        cid = command_id or uuid.uuid4().hex
+        created = await self._timed("create_table", lambda: self.client.create_table(game_type, seats, options, cid))
+        self.tally.opened += 1
+        if self.running is not None:
+            self.running[created["game_id"]] = game_type
+        return created
+
+    async def join(self, game_id: str, seat: int, player: str = "", bot: str | None = None, entropy: str = ""):
+        return await self._timed("join_seat", lambda: self.client.join(game_id, seat, player, bot, entropy))
+
+    async def submit(self, game_id: str, token: str, command_id: str, action: Mapping[str, Any], *,
+                     expected_version: int | None = None, wait: bool = True):
+        # play_seat backs off and retries a 429 itself (with the same command id).
+        return await self._timed(str(action.get("type") or "move"), lambda: self.client.submit(
+            game_id, token, command_id, action, expected_version=expected_version, wait=wait), retry_throttled=False)
+
+
+@dataclass
+class FinishedGame:
+    game_id: str
+    game_type: str
+    tokens: list[str]
+
+
+class Worker:
+    def __init__(self, index: int, cfg: Config, start: float, out: Any):
+        self.index = index
+        self.cfg = cfg
+        self.start = start  # time.monotonic() of the start, the same clock in every process
+        self.deadline = start + cfg.duration_s
+        self.out = out
+        self.tally = Tally()
+        self.running: dict[str, str] = {}  # game_id -> game type, tables opened and not over
+        self.samples: dict[str, list[FinishedGame]] = {}
+        self.rng = random.Random(f"{cfg.seed}:{index}")
+
+    def think(self) -> float:
+        """A think time drawn uniformly from [0.5, 1.5] x --think-ms: the mean is --think-ms,
+        and tables that started together drift apart instead of moving in lockstep."""
+        if not self.cfg.think_ms:
+            return 0.0
+        return self.cfg.think_ms / 1000 * self.rng.uniform(0.5, 1.5)
+
+    async def slot(self, client: Any, slot: int) -> None:
+        from croupier_gateway.bots import create_and_seat, play_seat
+
+        cfg = self.cfg
+        game = cfg.game_of_slot(slot)
+        timed = TimedClient(client, self.tally, game, self.running)
+        await asyncio.sleep(max(0.0, self.start + cfg.ramp_s * slot / cfg.tables - time.monotonic()))
+        while time.monotonic() < self.deadline:
+            game_id = None
+            try:
+                bots = [cfg.bot] * cfg.seats_for(game)
+                game_id, tokens = await create_and_seat(timed, game, bots)
+                seats = [asyncio.ensure_future(play_seat(timed, game_id, seat, token, cfg.bot, seed=cfg.seed,
+                                                         pace_s=self.think)) for seat, token in enumerate(tokens)]
+                try:
+                    await asyncio.gather(*seats)
+                finally:
+                    for task in seats:  # one seat failed: stop the others too
+                        task.cancel()
+                self.running.pop(game_id, None)
+                self.tally.finished[game] = self.tally.finished.get(game, 0) + 1
+                kept = self.samples.setdefault(game, [])
+                if len(kept) < max(1, cfg.check):
+                    kept.append(FinishedGame(game_id, game, tokens))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the table stays in `running`: force-ended at the end
+                if not getattr(exc, "counted", False):
+                    self.tally.error(error_kind(exc))
+                if game_id is None:
+                    await asyncio.sleep(0.5)  # could not open a table: do not spin
+
+    async def ticker(self) -> None:
+        second = 0
+        while True:
+            second += 1
+            await asyncio.sleep(max(0.0, self.start + second - time.monotonic()))
+            self.send_tick(second)
+
+    def send_tick(self, second: int) -> None:
+        t = self.tally
+        self.out.put({"type": "tick", "worker": self.index, "t": second, "hist": t.tick.to_wire(),
+                      "errors": t.tick_errors, "running": len(self.running),
+                      "finished": sum(t.finished.values())})
+        t.tick = Histogram()
+        t.tick_errors = 0
+
+    async def run(self) -> None:
+        cfg = self.cfg
+        slots = [s for s in range(cfg.tables) if s % cfg.workers == self.index]
+        client = make_client(cfg.protocol, cfg.target,
+                             connections=sum(cfg.seats_for(cfg.game_of_slot(s)) for s in slots))
+        tasks = [asyncio.create_task(self.slot(client, s)) for s in slots]
+        ticker = asyncio.create_task(self.ticker())
+        try:
+            await asyncio.sleep(max(0.0, self.deadline - time.monotonic()))
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            # What completed since the last tick belongs to the run's last second.
+            self.send_tick(max(1, min(math.ceil(time.monotonic() - self.start), math.ceil(self.cfg.duration_s))))
+            with contextlib.suppress(Exception):
+                await client.close()
+        t = self.tally
+        self.out.put({
+            "type": "final", "worker": self.index,
+            "kinds": {k: h.to_wire() for k, h in t.kinds.items()},
+            "games": {g: h.to_wire() for g, h in t.games.items()},
+            "errors": t.errors, "refusals": t.refusals, "rate_limited": t.rate_limited,
+            "opened": t.opened, "finished": t.finished,
+            "unfinished": [[gid, g] for gid, g in self.running.items()],
+            "samples": [[f.game_id, f.game_type, f.tokens] for kept in self.samples.values() for f in kept],
+        })
+
+
+def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any) -> None:
+    """A load-generator process: waits for the start signal, then runs its table slots."""
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))  # errors only
+    # Load every game and bot before the start, so that no table's first command pays for it.
+    import croupier_gateway.bots  # noqa: F401
+    from croupier.engine.bots import bot_for
+
+    for game in cfg.games:
+        bot_for(registry.get(game), cfg.bot)
+    out.put({"type": "ready", "worker": index})
+    go.wait()
+    try:
+        asyncio.run(Worker(index, cfg, start_value.value, out).run())
+    except Exception as exc:  # the parent must always hear back
+        out.put({"type": "failed", "worker": index, "error": f"{type(exc).__name__}: {exc}"})
+
+
+# -- the parent: progress, merge, check, report ----------------------------------------------
+
+
+class Timeline:
+    def __init__(self) -> None:
+        self.seconds: dict[int, dict[str, Any]] = {}
+
+    def add(self, msg: Mapping[str, Any]) -> None:
+        row = self.seconds.setdefault(msg["t"], {"hist": Histogram(), "errors": 0, "running": {}, "finished": {}})
+        row["hist"].merge(Histogram.from_wire(msg["hist"]))
+        row["errors"] += msg["errors"]
+        row["running"][msg["worker"]] = msg["running"]
+        row["finished"][msg["worker"]] = msg["finished"]
+
+    def row(self, t: int) -> dict[str, Any]:
+        row = self.seconds[t]
+        h = row["hist"]
+        return {"t": t, "commands": h.count, "p50_ms": round(h.percentile_us(0.5) / 1000, 3),
+                "p99_ms": round(h.percentile_us(0.99) / 1000, 3), "errors": row["errors"],
+                "tables_running": sum(row["running"].values()), "tables_finished": sum(row["finished"].values())}
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [self.row(t) for t in sorted(self.seconds)]
+
+
+def progress_line(row: Mapping[str, Any], errors_total: int) -> str:
+    return (f"t={row['t']:>4}s  {row['commands']:>6} cmd/s  p50 {row['p50_ms']:>7.1f} ms  p99 {row['p99_ms']:>7.1f} ms  "
+            f"errors {errors_total}  tables running {row['tables_running']} finished {row['tables_finished']}")
+
+
+def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
+    # spawn, not fork: a forked child would inherit the parent's gRPC state.
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    go = ctx.Event()
+    start_value = ctx.Value("d", 0.0)
+    procs = [ctx.Process(target=worker_main, args=(i, cfg, start_value, go, out), daemon=True)
+             for i in range(cfg.workers)]
+    for p in procs:
+        p.start()
+    ready = 0
+    while ready < cfg.workers:
+        msg = out.get(timeout=120)
+        if msg["type"] == "ready":
+            ready += 1
+    start_value.value = time.monotonic() + 0.2
+    go.set()
+    timeline = Timeline()
+    finals: list[dict] = []
+    errors_total = 0
+    shown = 0
+    tty = sys.stderr.isatty()
+    # The workers stop at the deadline and then cancel their tables; allow them time for it.
+    give_up = start_value.value + cfg.duration_s + 120
+    while len(finals) < cfg.workers:
+        try:
+            msg = out.get(timeout=1.0)
+        except queue_lib.Empty:
+            msg = None
+            if time.monotonic() > give_up or not any(p.is_alive() for p in procs):
+                break
+        if msg is not None:
+            if msg["type"] == "tick":
+                timeline.add(msg)
+                errors_total += msg["errors"]
+            elif msg["type"] in ("final", "failed"):
+                finals.append(msg)
+        # A second is shown once every worker has reported it.
+        while cfg.progress:
+            nxt = shown + 1
+            row = timeline.seconds.get(nxt)
+            if row is None or len(row["running"]) < cfg.workers - sum(1 for f in finals if f["type"] == "failed"):
+                break
+            shown = nxt
+            line = progress_line(timeline.row(nxt), errors_total)
+            print(("\r" + line) if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
+    if cfg.progress and tty:
+        print(file=sys.stderr)
+    elapsed = time.monotonic() - start_value.value
+    for p in procs:
+        p.join(10)
+        if p.is_alive():
+            p.terminate()
+    missing = cfg.workers - len(finals)
+    for _ in range(missing):
+        finals.append({"type": "failed", "worker": -1, "error": "the worker did not report back"})
+    return finals, timeline, elapsed
+
+
+async def fetch_log(cfg: Config, game_id: str, game_type: str) -> tuple[list, str]:
+    """The game's log: the gateway's operator export when an operator token is known, else
+    read from Kafka (CROUPIER_KAFKA_BOOTSTRAP, CROUPIER_TOPIC_PREFIX)."""
+    from croupier.engine.envelope import Envelope
+
+    if cfg.operator_token:
+        import httpx
+
+        async with httpx.AsyncClient(base_url=f"http://{cfg.http_target}", timeout=60) as http:
+            r = await http.get(f"/v1/operator/games/{game_id}/export",
+                               headers={"authorization": f"Bearer {cfg.operator_token}"})
+            r.raise_for_status()
+            return [Envelope.from_dict(json.loads(line)) for line in r.text.splitlines() if line.strip()], "gateway-export"
+    from croupier.rules.settings import KafkaSettings
+    from croupier.rules.store import read_game
+
+    envelopes = await asyncio.get_running_loop().run_in_executor(
+        None, read_game, KafkaSettings.from_env(), game_id, [game_type])
+    return envelopes, "kafka"
+
+
+def choose_sample(samples: Sequence[Sequence[Any]], n: int, seed: int) -> list[Sequence[Any]]:
+    """Up to n finished games, spread over the game types (round-robin)."""
+    by_type: dict[str, list] = {}
+    for s in samples:
+        by_type.setdefault(s[1], []).append(s)
+    rng = random.Random(seed)
+    for kept in by_type.values():
+        rng.shuffle(kept)
+    out: list = []
+    while len(out) < n and any(by_type.values()):
+        for game in sorted(by_type):
+            if by_type[game] and len(out) < n:
+                out.append(by_type[game].pop())
+    return out
+
+
+async def check_games(cfg: Config, sample: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """Audit each sampled game's log and compare the gateway's final views with its fold."""
+    from croupier.engine.audit import audit, view_as
+    from croupier.engine.codec import canonical_json
+
+    client = make_client(cfg.protocol, cfg.target)
+    games = []
+    try:
+        for game_id, game_type, tokens in sample:
+            row: dict[str, Any] = {"game_id": game_id, "game_type": game_type, "audit_ok": False,
+                                   "projection_ok": False, "events": 0, "problem": None}
+            try:
+                envelopes, source = await fetch_log(cfg, game_id, game_type)
+                row["source"] = source
+                row["events"] = len(envelopes)
+                report = audit(envelopes)
+                row["audit_ok"] = report.ok
+                if not report.ok:
+                    row["problem"] = f"audit: {report.faults[0]}"
+                mismatched = []
+                last_seq = envelopes[-1].seq if envelopes else 0
+                for viewer, token in [("spectator", None), *[(str(s), t) for s, t in enumerate(tokens)]]:
+                    seen = await client.view(game_id, token)
+                    # Compared as JSON: the fold holds tuples where the wire has lists.
+                    folded = canonical_json(view_as(envelopes, None, viewer))
+                    if seen["version"] != last_seq or canonical_json(seen["view"]) != folded:
+                        mismatched.append(viewer)
+                row["projection_ok"] = bool(envelopes) and not mismatched
+                if mismatched and row["problem"] is None:
+                    row["problem"] = f"the gateway's final view differs from the log's fold for {', '.join(mismatched)}"
+            except Exception as exc:
+                row["problem"] = f"{type(exc).__name__}: {exc}"
+            games.append(row)
+    finally:
+        await client.close()
+    return {"sampled": len(games), "audit_ok": sum(g["audit_ok"] for g in games),
+            "projection_ok": sum(g["projection_ok"] for g in games),
+            "passed": all(g["audit_ok"] and g["projection_ok"] for g in games) if games else None, "games": games}
+
+
+async def force_end(cfg: Config, unfinished: Sequence[Sequence[str]]) -> tuple[int, int]:
+    """Force-end the tables the time cut short (operator API); returns (ended, failed)."""
+    import httpx
+
+    ended = failed = 0
+    sem = asyncio.Semaphore(32)
+    async with httpx.AsyncClient(base_url=f"http://{cfg.http_target}", timeout=60) as http:
+        async def one(game_id: str) -> None:
+            nonlocal ended, failed
+            async with sem:
+                try:
+                    r = await http.post(f"/v1/operator/games/{game_id}/force-end",
+                                        headers={"authorization": f"Bearer {cfg.operator_token}"},
+                                        json={"reason": "load test ended", "command_id": f"loadtest-{game_id}"})
+                    if r.status_code < 300 or r.status_code == 422:  # 422: it ended meanwhile
+                        ended += 1
+                    else:
+                        failed += 1
+                except httpx.HTTPError:
+                    failed += 1
+
+        await asyncio.gather(*(one(gid) for gid, _ in unfinished))
+    return ended, failed
+
+
+def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Timeline, elapsed: float) -> dict[str, Any]:
+    kinds: dict[str, Histogram] = {}
+    games: dict[str, Histogram] = {}
+    errors: dict[str, int] = {}
+    refusals: dict[str, int] = {}
+    finished: dict[str, int] = {g: 0 for g in cfg.games}
+    rate_limited = opened = 0
+    for f in finals:
+        if f["type"] == "failed":
+            errors[f"worker_failed:{f['error']}"[:200]] = errors.get(f"worker_failed:{f['error']}"[:200], 0) + 1
+            continue
+        for k, w in f["kinds"].items():
+            kinds.setdefault(k, Histogram()).merge(Histogram.from_wire(w))
+        for g, w in f["games"].items():
+            games.setdefault(g, Histogram()).merge(Histogram.from_wire(w))
+        for d_out, d_in in ((errors, f["errors"]), (refusals, f["refusals"]), (finished, f["finished"])):
+            for k, n in d_in.items():
+                d_out[k] = d_out.get(k, 0) + n
+        rate_limited += f["rate_limited"]
+        opened += f["opened"]
+    overall = Histogram()
+    for h in kinds.values():
+        overall.merge(h)
+    measured_s = max(cfg.duration_s, 1e-9)
+    throughput = overall.count / measured_s
+    offered = cfg.tables * 1000.0 / cfg.think_ms if cfg.think_ms else None
+    # Offered load counts moves only (a table asks one move per think time); so does served.
+    moves = sum(h.count for k, h in kinds.items() if k not in ("create_table", "join_seat"))
+    unfinished = [u for f in finals if f["type"] == "final" for u in f["unfinished"]]
+    return {
+        "report_version": REPORT_VERSION,
+        "config": cfg.as_dict(),
+        "duration_s": cfg.duration_s,
+        "elapsed_s": round(elapsed, 2),
+        "commands": overall.count,
+        "moves": moves,
+        "throughput_per_s": round(throughput, 1),
+        "moves_per_s": round(moves / measured_s, 1),
+        "offered_moves_per_s": round(offered, 1) if offered else None,
+        "served_ratio": round(moves / measured_s / offered, 4) if offered else None,
+        "latency": overall.summary(),
+        "by_kind": {k: kinds[k].summary() for k in sorted(kinds)},
+        "by_game": {g: games[g].summary() for g in sorted(games)},
+        "errors": sum(errors.values()),
+        "errors_by_kind": dict(sorted(errors.items())),
+        "refusals": dict(sorted(refusals.items())),
+        "rate_limited": rate_limited,
+        "tables": {"opened": opened, "finished": sum(finished.values()), "unfinished": len(unfinished),
+                   "force_ended": 0},
+        "games_finished": finished,
+        "timeline": timeline.rows(),
+        "machine": {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
+                    "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+    }
+
+
+def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
+    def line(*parts: Any) -> None:
+        print(*parts, file=out)
+
+    c = report["config"]
+    lat = report["latency"]
+    line(f"croupier loadtest: {c['tables']} tables of {', '.join(c['games'])} for {c['duration_s']:g} s over "
+         f"{c['protocol']}, think {c['think_ms']:g} ms, {c['workers']} worker(s)")
+    served = ""
+    if report["offered_moves_per_s"]:
+        served = f" of {report['offered_moves_per_s']:,.1f} offered ({report['served_ratio'] * 100:.1f} %)"
+    line(f"  throughput  {report['throughput_per_s']:,.1f} commands/s ({report['commands']:,} commands; "
+         f"moves {report['moves_per_s']:,.1f}/s{served})")
+    line(f"  latency     p50 {lat['p50_ms']} ms  p95 {lat['p95_ms']} ms  p99 {lat['p99_ms']} ms  max {lat['max_ms']} ms")
+    line(f"  {'':<22}{'count':>9}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'max ms':>10}")
+    for title, rows in (("by kind", report["by_kind"]), ("by game", report["by_game"])):
+        line(f"  {title}")
+        for name, s in rows.items():
+            line(f"    {name:<20}{s['count']:>9,}{s['p50_ms']:>10}{s['p95_ms']:>10}{s['p99_ms']:>10}{s['max_ms']:>10}")
+    line(f"  errors      {report['errors']}" + "".join(f"\n    {k}: {n}" for k, n in report["errors_by_kind"].items()))
+    if report["refusals"]:
+        line("  refusals    " + ", ".join(f"{k} {n}" for k, n in report["refusals"].items())
+             + " (expected: a seat acted on a view another move had overtaken)")
+    if report["rate_limited"]:
+        line(f"  rate limited {report['rate_limited']} time(s), retried (raise CROUPIER_RATE_LIMIT_PER_S on the gateway)")
+    t = report["tables"]
+    line(f"  tables      opened {t['opened']}, finished {t['finished']}, cut short by the time {t['unfinished']} "
+         f"(force-ended {t['force_ended']})")
+    line("  finished    " + ", ".join(f"{g} {n}" for g, n in report["games_finished"].items()))
+    chk = report.get("check")
+    if chk and chk["passed"] is None:
+        line("  check       none: no finished game to check")
+    elif chk:
+        verdict = "passed" if chk["passed"] else "FAILED"
+        line(f"  check       {verdict}: {chk['sampled']} finished game(s) sampled, audit clean {chk['audit_ok']}, "
+             f"projection equals replay {chk['projection_ok']}")
+        for g in chk["games"]:
+            if g["problem"]:
+                line(f"    {g['game_id']}: {g['problem']}")
+
+
+def plot(report: Mapping[str, Any], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = report["timeline"]
+    t = [r["t"] for r in rows]
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(10, 6))
+    top.plot(t, [r["commands"] for r in rows], label="commands/s")
+    if report["offered_moves_per_s"]:
+        top.axhline(report["offered_moves_per_s"], linestyle="--", color="grey", label="offered moves/s")
+    top.set_ylabel("commands/s")
+    top.legend(loc="lower right")
+    # A second without a command has no latency: a gap, not a zero.
+    bottom.plot(t, [r["p50_ms"] if r["commands"] else math.nan for r in rows], label="p50")
+    bottom.plot(t, [r["p99_ms"] if r["commands"] else math.nan for r in rows], label="p99")
+    bottom.set_ylabel("latency (ms)")
+    bottom.set_xlabel("seconds")
+    bottom.legend(loc="upper right")
+    c = report["config"]
+    fig.suptitle(f"croupier loadtest: {c['tables']} tables, {c['protocol']}, think {c['think_ms']:g} ms")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+async def preflight(cfg: Config) -> str | None:
+    """None if the gateway answers at the target and hosts the games, else what is wrong."""
+    client = make_client(cfg.protocol, cfg.target, timeout_s=10.0)
+    deadline = time.monotonic() + 20.0  # a busy gateway may be slow to answer its first call
+    try:
+        while True:
+            try:
+                hosted = {g["id"] for g in await client.games()}
+                break
+            except Exception as exc:
+                slow = (isinstance(exc, GatewayError) and exc.code == "deadline_exceeded") or "Timeout" in type(exc).__name__
+                if not slow or time.monotonic() > deadline:  # refused at once: nothing listens there
+                    return f"no gateway answers {cfg.protocol} at {cfg.target} ({type(exc).__name__}: {exc})"
+                await asyncio.sleep(1.0)
+    finally:
+        with contextlib.suppress(Exception):
+            await client.close()
+    missing = [g for g in cfg.games if g not in hosted]
+    if missing:
+        return f"the gateway at {cfg.target} does not host {', '.join(missing)}"
+    return None
+
+
+def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = None) -> tuple[int, dict[str, Any] | None]:
+    """The whole load test; returns (exit code, report). Exit 0 only with no errors and a
+    sample check that passed (or nothing to check); 1 when the gateway cannot be reached."""
+    problem = asyncio.run(preflight(cfg))
+    if problem:
+        print(f"croupier loadtest: {problem}", file=sys.stderr)
+        return 1, None
+    finals, timeline, elapsed = run_workers(cfg)
+    report = build_report(cfg, finals, timeline, elapsed)
+    samples = [s for f in finals if f["type"] == "final" for s in f["samples"]]
+    unfinished = [u for f in finals if f["type"] == "final" for u in f["unfinished"]]
+
+    async def after() -> None:
+        if cfg.check and samples:
+            report["check"] = await check_games(cfg, choose_sample(samples, cfg.check, cfg.seed))
+        else:
+            # Nothing finished (or --check 0): nothing to check, which is not a failure.
+            report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": []}
+        if cfg.cleanup and cfg.operator_token and unfinished:
+            ended, _failed = await force_end(cfg, unfinished)
+            report["tables"]["force_ended"] = ended
+
+    asyncio.run(after())
+    print_report(report)
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as handle:
+            json.dump(report, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+    if plot_path:
+        plot(report, plot_path)
+    ok = report["errors"] == 0 and report["check"]["passed"] is not False
+    return (0 if ok else 1), report

@@ -1,0 +1,138 @@
+"""`croupier loadtest`: open tables through the gateway, play them with bots, measure.
+
+    croupier loadtest [--game G|all] --tables N --duration S [--ramp S] [--protocol grpc|http]
+                      [--bot random|heuristic] [--think-ms MS] [--workers W] [--target HOST:PORT]
+                      [--json FILE] [--plot FILE]
+
+The work is in croupier_gateway.loadtest; this parses and checks the flags (a bad one: exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from croupier.engine import registry
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _seconds(minimum_exclusive: bool):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if value < 0 or (minimum_exclusive and value == 0):
+            raise argparse.ArgumentTypeError(f"must be {'more than' if minimum_exclusive else 'at least'} 0, not {text}")
+        return value
+
+    return parse
+
+
+def _address(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (for example 127.0.0.1:18081)")
+    return text
+
+
+def _game(text: str) -> str:
+    if text != "all" and text not in registry.GAME_IDS:
+        raise argparse.ArgumentTypeError(f"no game {text!r}; games are {', '.join(registry.GAME_IDS)}, or all")
+    return text
+
+
+def _out_file(text: str) -> str:
+    parent = Path(text).expanduser().resolve().parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: no directory {parent}")
+    return text
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    grpc_port = os.environ.get("CROUPIER_GATEWAY_GRPC_PORT", "18081")
+    http_port = os.environ.get("CROUPIER_GATEWAY_PORT", "18080")
+    p = sub.add_parser("loadtest", help="play many tables through the gateway with bots and measure it",
+                       description="Open N tables through the gateway, play whole games with bots (starting a new "
+                                   "table when one ends) until the time is up, then report throughput, latency, "
+                                   "errors and a check (audit, projection equals replay) of a sample of the "
+                                   "finished games. Exit 0: no errors and the check passed; 1: errors or a "
+                                   "failed check; 2: bad flags.")
+    p.add_argument("--game", type=_game, default="all", metavar="G|all",
+                   help=f"the game of the tables: {', '.join(registry.GAME_IDS)}, or all (spread evenly; default)")
+    p.add_argument("--tables", type=_positive_int, required=True, metavar="N", help="tables in play at once")
+    p.add_argument("--duration", type=_seconds(True), required=True, metavar="S", help="seconds to run")
+    p.add_argument("--ramp", type=_seconds(False), default=0.0, metavar="S",
+                   help="open the first tables gradually over these seconds (default 0: all at once)")
+    p.add_argument("--protocol", choices=["grpc", "http"], default="grpc",
+                   help="gRPC, or HTTP + WebSocket (default grpc)")
+    p.add_argument("--bot", choices=["random", "heuristic"], default="heuristic", help="the bots' play (default heuristic)")
+    p.add_argument("--think-ms", type=_seconds(False), default=0.0, metavar="MS",
+                   help="mean pause of a bot before each move, drawn from [0.5, 1.5] x MS (default 0: no pause)")
+    p.add_argument("--workers", type=_positive_int, default=2, metavar="W",
+                   help="load-generator processes (default 2)")
+    p.add_argument("--target", type=_address, default=None, metavar="HOST:PORT",
+                   help=f"the gateway: its gRPC address (default 127.0.0.1:{grpc_port}) or, with --protocol "
+                        f"http, its HTTP address (default 127.0.0.1:{http_port})")
+    p.add_argument("--json", type=_out_file, default=None, metavar="FILE", help="write the report as JSON")
+    p.add_argument("--plot", type=_out_file, default=None, metavar="FILE",
+                   help="write a PNG of throughput and latency over time")
+    p.add_argument("--seats", type=_positive_int, default=None, metavar="K",
+                   help="seats per table (default 2, within each game's limits)")
+    p.add_argument("--check", type=_count, default=10, metavar="K",
+                   help="finished games to check afterwards: audit and projection equals replay (default 10)")
+    p.add_argument("--http-target", type=_address, default=None, metavar="HOST:PORT",
+                   help=f"the gateway's HTTP address for the operator API (default: --target with --protocol http, "
+                        f"else 127.0.0.1:{http_port})")
+    p.add_argument("--operator-token", default=None, metavar="TOKEN",
+                   help="operator token (default $CROUPIER_OPERATOR_TOKEN): the sample's logs come from the "
+                        "gateway's export and tables cut short are force-ended; without one the logs are read "
+                        "from Kafka and such tables are left as they are")
+    p.add_argument("--keep-tables", action="store_true", help="do not force-end the tables the time cut short")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bots and think times (default 0)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=cmd_loadtest)
+
+
+def cmd_loadtest(args: argparse.Namespace) -> int:
+    from croupier_gateway.loadtest import Config, run
+
+    if args.ramp > args.duration:
+        print(f"croupier loadtest: --ramp ({args.ramp:g} s) must not be longer than --duration ({args.duration:g} s)",
+              file=sys.stderr)
+        return 2
+    games = tuple(registry.GAME_IDS) if args.game == "all" else (args.game,)
+    http_port = os.environ.get("CROUPIER_GATEWAY_PORT", "18080")
+    grpc_port = os.environ.get("CROUPIER_GATEWAY_GRPC_PORT", "18081")
+    target = args.target or f"127.0.0.1:{grpc_port if args.protocol == 'grpc' else http_port}"
+    http_target = args.http_target or (target if args.protocol == "http" else f"127.0.0.1:{http_port}")
+    token = args.operator_token if args.operator_token is not None else os.environ.get("CROUPIER_OPERATOR_TOKEN", "")
+    cfg = Config(games=games, tables=args.tables, duration_s=args.duration, ramp_s=args.ramp, protocol=args.protocol,
+                 bot=args.bot, think_ms=args.think_ms, workers=min(args.workers, args.tables), target=target,
+                 seats=args.seats, http_target=http_target, operator_token=token, check=args.check,
+                 cleanup=not args.keep_tables, seed=args.seed, progress=not args.quiet)
+    code, _report = run(cfg, json_path=args.json, plot_path=args.plot)
+    return code

@@ -1,0 +1,175 @@
+"""`croupier loadtest` for real: short runs against a real stack (Kafka, Redis, a rules replica
+per game, the projector and the gateway), over gRPC and over HTTP + WebSocket, and its flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from croupier.cli.main import main as croupier_main
+from e2e_helpers import OPERATOR_TOKEN
+
+ROOT = Path(__file__).resolve().parents[2]
+KIND_FIELDS = ("count", "p50_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms")
+
+
+def loadtest(stack, tmp_path, name: str, *args: str, token: str | None) -> tuple[subprocess.CompletedProcess, dict]:
+    report = tmp_path / f"{name}.json"
+    env = {**os.environ, "CROUPIER_KAFKA_BOOTSTRAP": stack.kafka, "CROUPIER_TOPIC_PREFIX": stack.prefix,
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "services"), str(ROOT / "gateway"), os.environ.get("PYTHONPATH", "")])}
+    env.pop("CROUPIER_OPERATOR_TOKEN", None)
+    if token:
+        env["CROUPIER_OPERATOR_TOKEN"] = token
+    done = subprocess.run([sys.executable, "-m", "croupier.cli.main", "loadtest", *args, "--json", str(report)],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert report.exists(), f"no report\nstdout:\n{done.stdout}\nstderr:\n{done.stderr[-3000:]}"
+    return done, json.loads(report.read_text())
+
+
+def check_consistent(report: dict, games: tuple[str, ...]) -> None:
+    for key in ("config", "commands", "moves", "throughput_per_s", "moves_per_s", "latency", "by_kind", "by_game",
+                "errors", "errors_by_kind", "refusals", "rate_limited", "tables", "games_finished", "check",
+                "timeline", "duration_s", "elapsed_s", "offered_moves_per_s", "served_ratio", "report_version"):
+        assert key in report, key
+    assert report["errors"] == 0 and report["errors_by_kind"] == {}, report["errors_by_kind"]
+    # Every command is counted once: in one kind, in one game, in one second of the timeline.
+    assert report["commands"] > 0
+    assert report["commands"] == sum(k["count"] for k in report["by_kind"].values())
+    assert report["commands"] == sum(g["count"] for g in report["by_game"].values())
+    assert report["commands"] == sum(row["commands"] for row in report["timeline"])
+    assert report["commands"] == report["latency"]["count"]
+    assert report["moves"] == report["commands"] - report["by_kind"]["create_table"]["count"] \
+        - report["by_kind"]["join_seat"]["count"]
+    assert set(report["by_game"]) == set(games)
+    for summary in [report["latency"], *report["by_kind"].values(), *report["by_game"].values()]:
+        assert set(KIND_FIELDS) <= set(summary)
+        assert 0 < summary["p50_ms"] <= summary["p95_ms"] <= summary["p99_ms"] <= summary["max_ms"]
+    # Tables: every opened one either finished or was cut short by the time.
+    tables = report["tables"]
+    assert tables["finished"] >= 1
+    assert tables["finished"] == sum(report["games_finished"].values())
+    assert tables["opened"] == tables["finished"] + tables["unfinished"]
+    assert tables["opened"] >= report["config"]["tables"]
+    assert set(report["games_finished"]) == set(games)
+    # The sample of finished games: audit clean, projection equals replay.
+    check = report["check"]
+    assert check["passed"], check
+    assert 1 <= check["sampled"] == check["audit_ok"] == check["projection_ok"] == len(check["games"])
+    assert all(g["events"] > 0 and g["problem"] is None for g in check["games"])
+
+
+@pytest.mark.integration
+def test_loadtest_every_game_over_grpc(stack_services, tmp_path):
+    """Every game type over gRPC; no operator token, so the sample's logs are read from Kafka."""
+    done, report = loadtest(stack_services, tmp_path, "grpc", "--game", "all", "--tables", "10", "--duration", "15",
+                            "--ramp", "2", "--protocol", "grpc", "--target", stack_services.grpc_address,
+                            "--bot", "random", "--workers", "2", "--think-ms", "20",
+                            # one seat where a game allows it (journey, delve): short games, so some finish
+                            "--seats", "1", token=None)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    check_consistent(report, stack_services.games)
+    assert report["config"]["protocol"] == "grpc" and report["config"]["workers"] == 2
+    assert {g["source"] for g in report["check"]["games"]} == {"kafka"}
+    assert report["tables"]["force_ended"] == 0  # no operator token: nothing is force-ended
+    assert report["offered_moves_per_s"] == pytest.approx(10 * 1000 / 20)
+    # The live progress line, once a second, on stderr; the report on stdout.
+    assert "cmd/s" in done.stderr and "p99" in done.stderr and "tables running" in done.stderr
+    assert "throughput" in done.stdout and "check       passed" in done.stdout
+
+
+@pytest.mark.integration
+def test_loadtest_over_http_with_operator(stack_services, tmp_path):
+    """HTTP + WebSocket with an operator token: the sample's logs come from the gateway's export,
+    and the tables the time cut short are force-ended (none is left running)."""
+    import httpx
+
+    def running() -> set[str]:
+        games = httpx.get(f"{stack_services.http_url}/v1/operator/games",
+                          params={"game_type": "journey", "status": "running", "limit": 100},
+                          headers=stack_services.operator_headers).json()["games"]
+        return {g["game_id"] for g in games}
+
+    before = running()  # tables other tests left running (without an operator token)
+    png = tmp_path / "run.png"
+    # Solo journeys with the random bot: ~8 moves a game, so games finish even on a loaded machine.
+    done, report = loadtest(stack_services, tmp_path, "http", "--game", "journey", "--tables", "4", "--duration", "10",
+                            "--protocol", "http", "--target", stack_services.http_url.removeprefix("http://"),
+                            "--seats", "1", "--bot", "random", "--workers", "1", "--plot", str(png),
+                            token=OPERATOR_TOKEN)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    check_consistent(report, ("journey",))
+    assert {g["source"] for g in report["check"]["games"]} == {"gateway-export"}
+    assert report["tables"]["force_ended"] == report["tables"]["unfinished"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert running() <= before  # this run left none of its tables running
+
+    # The check compares, it does not just report: alter a checked game's projected spectator
+    # view in Redis, and the same check fails on it (while the audit of its log still passes).
+    import asyncio
+
+    import redis
+
+    from croupier_gateway.loadtest import Config, check_games
+
+    game_id = report["check"]["games"][0]["game_id"]
+    r = redis.Redis.from_url(stack_services.redis_url)
+    key = f"{stack_services.prefix}g:{{{game_id}}}:views"
+    view = json.loads(r.hget(key, "spectator"))
+    view["tampered"] = True
+    r.hset(key, "spectator", json.dumps(view))
+    cfg = Config(games=("journey",), tables=1, duration_s=1, protocol="http",
+                 target=stack_services.http_url.removeprefix("http://"),
+                 http_target=stack_services.http_url.removeprefix("http://"), operator_token=OPERATOR_TOKEN)
+    result = asyncio.run(check_games(cfg, [(game_id, "journey", [])]))
+    assert result["passed"] is False
+    (row,) = result["games"]
+    assert row["audit_ok"] and not row["projection_ok"]
+    assert "spectator" in row["problem"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--duration", "5"], "--tables"),
+    (["--tables", "3"], "--duration"),
+    (["--tables", "0", "--duration", "5"], "at least 1"),
+    (["--tables", "x", "--duration", "5"], "not a whole number"),
+    (["--tables", "3", "--duration", "0"], "more than 0"),
+    (["--tables", "3", "--duration", "5", "--game", "poker"], "no game 'poker'"),
+    (["--tables", "3", "--duration", "5", "--protocol", "smoke"], "invalid choice"),
+    (["--tables", "3", "--duration", "5", "--bot", "genius"], "invalid choice"),
+    (["--tables", "3", "--duration", "5", "--think-ms", "-1"], "at least 0"),
+    (["--tables", "3", "--duration", "5", "--workers", "0"], "at least 1"),
+    (["--tables", "3", "--duration", "5", "--target", "localhost"], "HOST:PORT"),
+    (["--tables", "3", "--duration", "5", "--target", "127.0.0.1:99999"], "HOST:PORT"),
+    (["--tables", "3", "--duration", "5", "--json", "/no/such/dir/r.json"], "no directory"),
+    (["--tables", "3", "--duration", "5", "--ramp", "9"], "--ramp"),
+    (["--tables", "3", "--duration", "5", "--frobnicate"], "unrecognized arguments"),
+])
+def test_bad_flags_exit_2_with_a_clear_error(argv, message, capsys):
+    try:
+        code = croupier_main(["loadtest", *argv])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_defaults():
+    from croupier.cli.main import build_parser
+
+    args = build_parser().parse_args(["loadtest", "--tables", "2", "--duration", "1"])
+    assert (args.game, args.protocol, args.bot, args.think_ms, args.ramp) == ("all", "grpc", "heuristic", 0.0, 0.0)
+    assert args.target is None  # resolved to 127.0.0.1:$CROUPIER_GATEWAY_GRPC_PORT (18081), make run's gateway
+
+
+def test_no_gateway_is_a_clear_error(capsys):
+    from croupier_gateway.launcher import free_port
+
+    code = croupier_main(["loadtest", "--tables", "2", "--duration", "1", "--target", f"127.0.0.1:{free_port()}"])
+    assert code == 1
+    assert "no gateway answers grpc at 127.0.0.1:" in capsys.readouterr().err
+

@@ -10,7 +10,7 @@ Target (issue: Replay and audit): at least 20,000 events/s re-executed on one co
 
     python bench/replay.py [--games 10000] [--workers 2]
 
-The games are played once by random bots (in --workers processes) and kept in
+The games are played once by the heuristic bots (in --workers processes) and kept in
 bench/.cache/replay/, so a second run measures the audit alone.
 """
 
@@ -44,7 +44,8 @@ def _play(job: tuple[str, int, int]) -> list[str]:
     lines = []
     for index in range(start, start + count):
         seats = spec.min_seats + index % (spec.max_seats - spec.min_seats + 1)
-        table = play_one(spec, seats=seats, seat_bots=["random"] * seats, options=spec.parse_options({}),
+        bot = "heuristic" if "heuristic" in spec.bots else "random"  # games as people play them
+        table = play_one(spec, seats=seats, seat_bots=[bot] * seats, options=spec.parse_options({}),
                          seed=SEED, index=index, report=report, check_all_legal=False)
         lines.extend(env.to_json() for env in table.envelopes)
     if report.errors:
@@ -54,7 +55,7 @@ def _play(job: tuple[str, int, int]) -> list[str]:
 
 def exported(game_id: str, games: int, workers: int) -> Path:
     """An export file of `games` whole games of one type (made once, then cached)."""
-    path = CACHE / f"{game_id}-{games}-{SEED}.jsonl"
+    path = CACHE / f"{game_id}-{games}-{SEED}-h.jsonl"
     if path.exists():
         return path
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -113,7 +114,7 @@ def main(argv=None) -> int:
               f"({r['games']} games, {r['events']:,} events, {r['commands']:,} commands re-run)", flush=True)
 
     # All of them in one go, as an operator auditing a whole export would.
-    merged = CACHE / f"all-{per_type * len(paths)}-{SEED}.jsonl"
+    merged = CACHE / f"all-{per_type * len(paths)}-{SEED}-h.jsonl"
     if not merged.exists():
         with merged.open("w", encoding="utf-8") as out:
             for path in paths.values():

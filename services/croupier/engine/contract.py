@@ -57,7 +57,7 @@ class Command:
         names = _FIELD_NAMES.get(type(self))
         if names is None:
             names = _FIELD_NAMES[type(self)] = tuple(f.name for f in dataclasses.fields(self))
-        return (self.TYPE,) + tuple(_key(getattr(self, name)) for name in names)
+        return (self.TYPE, *[_key(getattr(self, name)) for name in names])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,14 +69,19 @@ class Event:
 
 
 def _key(value: Any) -> tuple:
+    """None < tuples < ints (and bools) < everything else by its text. The exact types
+    come first: sorting legal actions is a large part of computing them."""
+    t = type(value)
+    if t is str:
+        return (3, value)
+    if t is int:
+        return (2, value)
     if value is None:
         return (0,)
     if isinstance(value, tuple):
-        return (1, tuple(_key(v) for v in value))
-    if isinstance(value, bool):
+        return (1, tuple([_key(v) for v in value]))
+    if isinstance(value, int):  # bool, IntEnum
         return (2, int(value))
-    if isinstance(value, int):
-        return (2, value)
     return (3, str(value))
 
 

@@ -34,7 +34,7 @@ ALREADY_EXISTS = "already_exists"
 REBUILDING, READY, LOST = "rebuilding", "ready", "lost"
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     game_id: str
     first_seq: int
@@ -44,7 +44,7 @@ class Outcome:
     duplicate: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Slot:
     """A game in memory: its state and the results of its recent command_ids."""
 

@@ -55,11 +55,13 @@ def leaks(value: Any, hidden: frozenset[str]) -> set[str]:
         text = _dumps(value)
     except (TypeError, ValueError):
         return {s for s in leaves(value) if s in hidden}
-    if "\\" in text:  # an escaped character somewhere: find the strings properly
-        strings = {json.loads(f'"{raw}"') for raw in _JSON_STRING.findall(text)}
-    else:  # no escapes: every other piece between quotes is a string
-        strings = text.split('"')[1::2]
-    return hidden.intersection(strings)
+    if '\\"' not in text:
+        # No quote is escaped, so every quote delimits a string: every other piece is one.
+        pieces = text.split('"')[1::2]
+        if "\\" in text:
+            pieces = [json.loads(f'"{p}"') if "\\" in p else p for p in set(pieces)]
+        return hidden.intersection(pieces)
+    return hidden.intersection({json.loads(f'"{raw}"') for raw in set(_JSON_STRING.findall(text))})
 
 
 @dataclass

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from croupier.rules.settings import SettingsError, env_int, env_str
+from croupier.rules.settings import SettingsError, env_int, env_str, redis_url_from_env
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -68,7 +68,6 @@ class GatewaySettings:
 
     @classmethod
     def from_env(cls) -> "GatewaySettings":
-        redis_port = env_int("CROUPIER_REDIS_PORT", 16379, 1)
         settings = cls(
             host=env_str("CROUPIER_GATEWAY_HOST", "127.0.0.1"),
             port=env_int("CROUPIER_GATEWAY_PORT", 18080, 0),
@@ -81,7 +80,7 @@ class GatewaySettings:
             rate_limit_burst=env_int("CROUPIER_RATE_LIMIT_BURST", 100, 1),
             max_body_bytes=env_int("CROUPIER_MAX_BODY_BYTES", 64 * 1024, 256),
             cors_origins=env_list("CROUPIER_CORS_ORIGINS"),
-            redis_url=env_str("CROUPIER_REDIS_URL", f"redis://127.0.0.1:{redis_port}/0"),
+            redis_url=redis_url_from_env(),
             key_prefix=env_str("CROUPIER_KEY_PREFIX", ""),
             rules_deadline_s=env_float("CROUPIER_GATEWAY_RULES_DEADLINE_S", 5.0, 0.1),
             owners_ttl_s=env_float("CROUPIER_GATEWAY_OWNERS_TTL_S", 1.0, 0.0),

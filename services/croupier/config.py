@@ -61,6 +61,10 @@ class Env:
         except ValueError:
             raise self._fail(name, value, "an integer") from None
         if (low is not None and number < low) or (high is not None and number > high):
+            if high is None:
+                raise self._fail(name, value, f"an integer of at least {low}")
+            if low is None:
+                raise self._fail(name, value, f"an integer of at most {high}")
             raise self._fail(name, value, f"an integer in [{low}, {high}]")
         return number
 

@@ -26,7 +26,7 @@ from croupier.engine.envelope import Envelope
 from croupier.engine.table import OVER, TableHost, TableState
 from croupier.projector.keys import Keys
 from croupier.projector.models import Flush, ReadModels
-from croupier.rules.settings import KafkaSettings, env_int, env_str
+from croupier.rules.settings import KafkaSettings, env_int, env_str, redis_url_from_env
 from croupier.rules.store import decode_record, ensure_topic, wait_for_partitions
 
 log = structlog.get_logger("croupier.projector")
@@ -45,9 +45,8 @@ class ProjectorSettings:
 
     @classmethod
     def from_env(cls) -> "ProjectorSettings":
-        redis_port = env_int("CROUPIER_REDIS_PORT", 16379, 1)
         return cls(
-            redis_url=env_str("CROUPIER_REDIS_URL", f"redis://127.0.0.1:{redis_port}/0"),
+            redis_url=redis_url_from_env(),
             key_prefix=env_str("CROUPIER_KEY_PREFIX", ""),
             finished_ttl_s=env_int("CROUPIER_PROJECTOR_FINISHED_TTL_S", 0, 0),
             metrics_port=env_int("CROUPIER_PROJECTOR_METRICS_PORT", 0, 0),

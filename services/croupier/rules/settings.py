@@ -2,29 +2,34 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
+from croupier.config import PREFIX, ConfigError, Env
+from croupier.config import KafkaSettings as KafkaAddress
+from croupier.config import RedisSettings as RedisAddress
 
-class SettingsError(ValueError):
-    pass
+# One reader and one error for every CROUPIER_* value (croupier.config): these helpers take
+# the variable's full name, as the services' settings spell them.
+SettingsError = ConfigError
+
+
+def _unprefixed(name: str) -> str:
+    if not name.startswith(PREFIX):
+        raise ValueError(f"{name} is not a {PREFIX}* setting")
+    return name[len(PREFIX):]
 
 
 def env_str(name: str, default: str) -> str:
-    return os.environ.get(name, default)
+    return Env().str(_unprefixed(name), default)
 
 
 def env_int(name: str, default: int, minimum: int | None = None) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
-    if minimum is not None and value < minimum:
-        raise SettingsError(f"{name} must be at least {minimum}, not {value}")
-    return value
+    return Env().int(_unprefixed(name), default, low=minimum)
+
+
+def redis_url_from_env() -> str:
+    """CROUPIER_REDIS_URL, else 127.0.0.1 on CROUPIER_REDIS_PORT: checked to be a Redis URL."""
+    return RedisAddress.from_env().url
 
 
 @dataclass(frozen=True)
@@ -41,9 +46,8 @@ class KafkaSettings:
 
     @classmethod
     def from_env(cls) -> "KafkaSettings":
-        port = env_int("CROUPIER_KAFKA_PORT", 19092, 1)
         return cls(
-            bootstrap=env_str("CROUPIER_KAFKA_BOOTSTRAP", f"127.0.0.1:{port}"),
+            bootstrap=KafkaAddress.from_env().bootstrap_servers,
             topic_prefix=env_str("CROUPIER_TOPIC_PREFIX", ""),
             partitions=env_int("CROUPIER_PARTITIONS", 6, 1),
             replication_factor=env_int("CROUPIER_REPLICATION_FACTOR", 1, 1),
@@ -67,7 +71,6 @@ class RulesSettings:
 
     @classmethod
     def from_env(cls, game: str, port: int | None = None) -> "RulesSettings":
-        redis_port = env_int("CROUPIER_REDIS_PORT", 16379, 1)
         port = port if port is not None else env_int("CROUPIER_RULES_PORT", 0, 0)
         return cls(
             game=game,
@@ -75,7 +78,7 @@ class RulesSettings:
             port=port,
             advertise=env_str("CROUPIER_RULES_ADVERTISE", ""),
             metrics_port=env_int("CROUPIER_RULES_METRICS_PORT", 0, 0),
-            redis_url=env_str("CROUPIER_REDIS_URL", f"redis://127.0.0.1:{redis_port}/0"),
+            redis_url=redis_url_from_env(),
             key_prefix=env_str("CROUPIER_KEY_PREFIX", ""),
             max_batch=env_int("CROUPIER_RULES_MAX_BATCH", 256, 1),
             dedupe_window=env_int("CROUPIER_RULES_DEDUPE_WINDOW", 128, 1),

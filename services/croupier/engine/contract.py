@@ -90,6 +90,32 @@ def sort_actions(actions: Sequence[Command]) -> list[Command]:
     return sorted(actions, key=Command.sort_key)
 
 
+class Emitter:
+    """The events one decide makes, and the game state they lead to: a rule later in the
+    same decide reads `state` and sees the events emitted before it. Folded only when read
+    (many decides never read it back, and selfplay runs decide for every legal action)."""
+
+    __slots__ = ("_state", "_folded", "_evolve", "events", "ctx")
+
+    def __init__(self, state: Any, evolve: Callable[[Any, Any], Any], ctx: Any = None):
+        self._state = state
+        self._folded = 0
+        self._evolve = evolve
+        self.events: list = []
+        self.ctx = ctx
+
+    @property
+    def state(self) -> Any:
+        events = self.events
+        while self._folded < len(events):
+            self._state = self._evolve(self._state, events[self._folded])
+            self._folded += 1
+        return self._state
+
+    def emit(self, event: Any) -> None:
+        self.events.append(event)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Start(Command):
     """Sent by the table once every seat is taken: the game deals and begins."""

@@ -18,6 +18,7 @@ from croupier.engine.contract import (
     MALFORMED,
     Command,
     Context,
+    Emitter,
     Event,
     Rejection,
     Start,
@@ -447,18 +448,9 @@ def _action_key(cmd: Command) -> tuple:
 # --- decide -----------------------------------------------------------------------------
 
 
-class _Out:
-    """The events of one decide, applied as they are made so later steps see them."""
-
-    __slots__ = ("events", "state")
-
-    def __init__(self, state: State):
-        self.state = state
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-        self.state = evolve(self.state, event)
+def _Out(state: State, ctx: Context | None = None) -> Emitter:
+    """The events of one decide, each seen by the rules after it (engine.Emitter)."""
+    return Emitter(state, evolve, ctx)
 
 
 def decide(cmd: Command, st: State, ctx: Context) -> list[Event]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from croupier.engine.contract import MALFORMED, Command, Context, Event, Rejection, Start, Tick, sort_actions
+from croupier.engine.contract import MALFORMED, Command, Context, Emitter, Event, Rejection, Start, Tick, sort_actions
 from croupier.games.expeditions.cards import ARROW, ARTEFACT, CONTENT, config
 from croupier.games.expeditions.commands import (
     BeginPath,
@@ -259,19 +259,9 @@ def legal_actions(state: State, seat: int) -> list[Command]:
 # --- decide ---------------------------------------------------------------------------
 
 
-class _Out:
-    """The events of one decision, folded as they are made so later rules see earlier ones."""
-
-    __slots__ = ("state", "events", "ctx")
-
-    def __init__(self, state: State, ctx: Context):
-        self.state = state
-        self.events: list[Event] = []
-        self.ctx = ctx
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-        self.state = evolve(self.state, event)
+def _Out(state: State, ctx: Context | None = None) -> Emitter:
+    """The events of one decide, each seen by the rules after it (engine.Emitter)."""
+    return Emitter(state, evolve, ctx)
 
 
 def decide(command: Command, state: State, ctx: Context) -> list[Event]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from croupier.engine.contract import MALFORMED, Command, Context, Event, Rejection, Start
+from croupier.engine.contract import MALFORMED, Command, Context, Emitter, Event, Rejection, Start
 
 from . import commands as C
 from . import events as E
@@ -498,18 +498,9 @@ def legal_actions(s: State, seat: int) -> list[Command]:
 # --- decide -------------------------------------------------------------------------------
 
 
-class _Builder:
-    """The events of one decide, each folded into `state` as it is emitted."""
-
-    __slots__ = ("events", "state")
-
-    def __init__(self, state: State):
-        self.state = state
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-        self.state = evolve(self.state, event)
+def _Builder(state: State, ctx: Context | None = None) -> Emitter:
+    """The events of one decide, each seen by the rules after it (engine.Emitter)."""
+    return Emitter(state, evolve, ctx)
 
 
 def decide(cmd: Command, s: State, ctx: Context) -> list[Event]:

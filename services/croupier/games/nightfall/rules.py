@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from croupier.engine.contract import Command, Context, Event, Rejection, Start, Tick, sort_actions
+from croupier.engine.contract import Command, Context, Emitter, Event, Rejection, Start, Tick, sort_actions
 from croupier.games.nightfall import commands as C
 from croupier.games.nightfall import events as E
 from croupier.games.nightfall.cards import CONTENT, deck_cards, design_of, owner_of
@@ -466,31 +466,9 @@ def _check(state: State, cmd: Command) -> None:
 # --- decide ---------------------------------------------------------------------------
 
 
-class _Out:
-    """Emitted events, and the state they lead to (folded only when it is read: most
-    commands never read it back, and decide runs for every legal action in selfplay)."""
-
-    __slots__ = ("_state", "_folded", "events")
-
-    def __init__(self, state: State):
-        self._state = state
-        self._folded = 0
-        self.events: list[Event] = []
-
-    @property
-    def state(self) -> State:
-        events = self.events
-        while self._folded < len(events):
-            self._state = evolve(self._state, events[self._folded])
-            self._folded += 1
-        return self._state
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-
-    @property
-    def over(self) -> bool:
-        return self.state.phase == OVER
+def _Out(state: State, ctx: Context | None = None) -> Emitter:
+    """The events of one decide, each seen by the rules after it (engine.Emitter)."""
+    return Emitter(state, evolve, ctx)
 
 
 def decide(cmd: Command, state: State, ctx: Context) -> list[Event]:
@@ -528,7 +506,7 @@ def _deal(state: State, ctx: Context) -> list[Event]:
 
 
 def _check_loss(out: _Out) -> None:
-    if out.over:
+    if out.state.phase == OVER:
         return
     graves = tuple(p.grave_hp for p in out.state.players)
     losers = [s for s in range(SEATS) if graves[s] >= LOSS_AT]
@@ -550,7 +528,7 @@ def _hurt(out: _Out, card: str, amount: int, source: str) -> int:
     """Deal DMG; returns what was dealt. Attacks are reduced by armor and wards; a shield
     Event prevents up to its amount of any DMG."""
     f = _fighter(out.state, card)
-    if f is None or out.over:
+    if f is None or out.state.phase == OVER:
         return 0
     if source == "attack":
         amount -= _passive(f, "armor") + _condition(out.state, f.location, "armor") + f.ward
@@ -595,7 +573,7 @@ def _begin_turn(out: _Out, seat: int) -> None:
                 continue
             if card.kind == "damage":
                 _hurt(out, victim, card.amount, "trap")
-                if out.over:
+                if out.state.phase == OVER:
                     return
             elif card.kind == "stun":
                 _set_actions(out, victim, f.actions - card.amount, "trap")
@@ -612,7 +590,7 @@ def _begin_turn(out: _Out, seat: int) -> None:
         hurt = _condition(out.state, f.location, "damage_start")
         if hurt:
             _hurt(out, card, hurt, "location")
-            if out.over:
+            if out.state.phase == OVER:
                 return
         f = _fighter(out.state, card)
         if f is None:
@@ -632,7 +610,7 @@ def _end_turn(out: _Out) -> None:
     if state.started_empty and not any(owner_of(f.card) == seat for f in state.fighters):
         out.emit(E.GraveyardPenalty(seat=seat, amount=PENALTY, reason="no_character"))
         _check_loss(out)
-        if out.over:
+        if out.state.phase == OVER:
             return
     out.emit(E.TurnEnded(seat=seat))
     if out.state.turn >= SEATS * out.state.max_rounds:
@@ -708,7 +686,7 @@ def _apply_attack(out: _Out, cmd: C.Attack, ctx: Context) -> None:
         out.emit(E.EventDiscarded(character=f.card, card=ev, reason="spent"))
     dealt = _hurt(out, cmd.target, dmg, "attack")
     drain = _passive(f, "drain")
-    if dealt > 0 and drain and not out.over:
+    if dealt > 0 and drain and not out.state.phase == OVER:
         _heal(out, f.card, drain, "drain")
 
 
@@ -795,7 +773,7 @@ def _apply_event(out: _Out, cmd: C.PlayEvent, ctx: Context) -> None:
 def _apply_draw(out: _Out, cmd: C.DrawCard, ctx: Context) -> None:
     out.emit(E.GraveyardPenalty(seat=cmd.seat, amount=PENALTY, reason="paid_draw"))
     _check_loss(out)
-    if not out.over:
+    if not out.state.phase == OVER:
         _draw(out, cmd.seat, 1, "paid")
 
 

@@ -32,6 +32,7 @@ from croupier.engine.contract import (
     MALFORMED,
     Command,
     Context,
+    Emitter,
     Event,
     Rejection,
     Start,
@@ -374,18 +375,9 @@ def _problem(state: State, cmd: Command) -> Problem:
 # --- decide -------------------------------------------------------------------------------
 
 
-class _Out:
-    """The events of one decision, folded as they are emitted."""
-
-    __slots__ = ("events", "state")
-
-    def __init__(self, state: State):
-        self.state = state
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-        self.state = evolve(self.state, event)
+def _Out(state: State, ctx: Context | None = None) -> Emitter:
+    """The events of one decide, each seen by the rules after it (engine.Emitter)."""
+    return Emitter(state, evolve, ctx)
 
 
 def decide(command: Command, state: State, ctx: Context) -> list[Event]:

@@ -325,7 +325,11 @@ export function renderGame(table, ctx) {
     console.error(err);
     parts = generic(g);
   }
-  parts.push(h("details", { class: "raw" }, h("summary", {}, "The full view (JSON)"),
-    h("pre", {}, JSON.stringify(g, null, 1))));
+  // The full view as JSON, drawn only while it is open (it is large, and changes each move).
+  const pre = h("pre", {});
+  const details = h("details", { class: "raw", ontoggle: () => { pre.textContent = details.open ? JSON.stringify(g, null, 1) : ""; } },
+    h("summary", {}, "The full view (JSON)"), pre);
+  if (ctx.rawOpen) { details.open = true; pre.textContent = JSON.stringify(g, null, 1); }
+  parts.push(details);
   return parts;
 }

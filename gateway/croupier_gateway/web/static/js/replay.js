@@ -128,7 +128,7 @@ async function show(i) {
         facts([["Version", v.version], ["Status", v.status], ["To act", (v.to_act || []).join(", ")], ["Result", v.result]]),
         ...renderGame(v, ctx)));
     }
-    replay.shown = { step: i, to: r.to, as: r.as, version: r.as === "operator" ? r.view.version : r.view.version };
+    replay.shown = { step: i, to: r.to, as: r.as, view: r.view };
   } catch (ex) {
     if (mine === ticket) fail(ex.message);
   }

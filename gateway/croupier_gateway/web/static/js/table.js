@@ -106,6 +106,7 @@ function render() {
   document.title = `${v.game_type} ${gameId} — Croupier`;
   $("title").textContent = `${v.game_type[0].toUpperCase()}${v.game_type.slice(1)} — table ${gameId}`;
   const ctx = new ActionContext(v.game_type, state.actions, state.selected, (sel) => { state.selected = sel; render(); });
+  ctx.rawOpen = !!document.querySelector("#board details.raw[open]");
   renderWho(v);
   clear($("moves-body"));
   if (state.seat === null) {

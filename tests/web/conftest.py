@@ -23,6 +23,7 @@ sys.path.insert(0, str(HERE))
 
 _spec = importlib.util.spec_from_file_location("croupier_e2e_conftest", E2E / "conftest.py")
 _e2e = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = _e2e
 _spec.loader.exec_module(_e2e)
 stack_services = _e2e.stack_services  # the same fixture as tests/e2e: one stack for this directory
 

@@ -48,9 +48,11 @@ async def _play(base_url: str, artifacts) -> dict:
     started = time.monotonic()
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        tables = {}
-        for i, game in enumerate(GAMES):
-            tables[game] = await seat_pages(browser, base_url, game, 2, OPTIONS.get(game, {}), seed=i)
+        seated = await asyncio.gather(*(seat_pages(browser, base_url, game, 2, OPTIONS.get(game, {}), seed=i)
+                                        for i, game in enumerate(GAMES)))
+        tables = dict(zip(GAMES, seated))
+        for game, pages in tables.items():
+            pages[0].shot = (8, artifacts / f"{game}-seat0-playing.png")
         spectators = {}
         for game in SPECTATED:
             ctx = await browser.new_context(viewport=PHONE)

@@ -30,7 +30,7 @@ CHROMIUM = os.environ.get("CROUPIER_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-timer-throttling",
                  "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"]
 DESKTOP = {"width": 1100, "height": 900}
-CARD_EVERY = 3  # select the move's card or space first on every third move (a click more each time)
+CARD_EVERY = 4  # select the move's card or space first on every fourth move (a click more each time)
 CLICK_MS = 5000  # a click whose element stays gone this long: the view changed, look again
 PHONE = {"width": 390, "height": 844}  # a phone-sized window (CSS pixels)
 
@@ -83,6 +83,7 @@ class SeatPage:
     card_clicks: int = 0
     snapshots: list = field(default_factory=list)  # (version, html, view) every few moves
     seconds: dict = field(default_factory=lambda: {"wait": 0.0, "read": 0.0, "click": 0.0})
+    shot: tuple | None = None  # (after this many moves, path): a screenshot in the middle of the game
 
 
 def css(value: str) -> str:
@@ -171,12 +172,14 @@ async def play_seat(sp: SeatPage, deadline: float, snapshot_every: int = 0) -> N
             snap = await sp.page.evaluate("() => ({version: window.croupierTable.version, "
                                           "html: document.documentElement.outerHTML, view: window.croupierTable.view})")
             sp.snapshots.append((snap["version"], snap["html"], snap["view"]))
+        if sp.shot and sp.moves == sp.shot[0]:
+            await sp.page.screenshot(path=str(sp.shot[1]), full_page=True)
         actions = [b["action"] for b in st["buttons"]]
         choice = sp.bot(st["view"], actions, sp.rng)
         chosen = next(b for b in st["buttons"] if canon(b["action"]) == canon(choice))
         try:
             target = chosen["target"]
-            if target is not None and sp.moves % CARD_EVERY == 0:
+            if target is not None and sp.moves % CARD_EVERY == 1:
                 # Select the card or space first: the list then shows only the moves that use it.
                 sel = f"#board button[data-ref={css(target['ref'])}]"
                 sel += f"[data-types={css(target['types'])}]" if target["types"] is not None else ":not([data-types])"

@@ -89,7 +89,7 @@ async function audit() {
         r.ok ? "✔ Clean: the hash chain, the seed, every shuffle and a re-execution of every command agree with the log."
           : `✘ ${r.faults.length} fault(s); the first at seq ${r.first_fault.seq}: ${r.first_fault.what}`),
       facts([["Events", r.events], ["Commands", r.commands], ["Draws", r.draws]]),
-      r.ok ? null : h("ul", {}, r.faults.map((f) => h("li", {}, `seq ${f.seq} (${f.check}): ${f.what}`))));
+      h("ul", { hidden: r.ok ? true : null }, r.faults.map((f) => h("li", {}, `seq ${f.seq} (${f.check}): ${f.what}`))));
   } catch (ex) {
     clear(body).append(h("p", { class: "error" }, `The audit failed: ${ex.message}`));
   }

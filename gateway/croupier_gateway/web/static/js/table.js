@@ -105,12 +105,12 @@ function render() {
   if (!v) return;
   document.title = `${v.game_type} ${gameId} — Croupier`;
   $("title").textContent = `${v.game_type[0].toUpperCase()}${v.game_type.slice(1)} — table ${gameId}`;
-  const ctx = new ActionContext(v.game_type, state.actions, state.selected, (sel) => { state.selected = sel; render(); });
+  const ctx = new ActionContext(v.game_type, state.actions, state.selected, select);
   ctx.rawOpen = !!document.querySelector("#board details.raw[open]");
   renderWho(v);
   clear($("moves-body"));
+  $("moves-h").textContent = state.seat === null ? "Moves" : "Your moves";
   if (state.seat === null) {
-    $("moves-h").textContent = "Moves";
     $("moves-body").append(h("p", {}, "You are watching as a spectator: you see what any spectator sees, and no hidden card."));
   } else if (state.over) {
     $("moves-body").append(h("p", {}, "The game is over."));
@@ -134,6 +134,18 @@ function render() {
     const again = document.querySelector(key);
     if (again && again !== document.activeElement) again.focus();
   }
+}
+
+// A card or space picked (or unpicked): the move list shows its moves; say so, and on a
+// narrow screen (the list is above the board) bring the list into view.
+function select(sel) {
+  state.selected = sel;
+  render();
+  if (!sel) return;
+  const n = $("moves-body").querySelectorAll("button[data-action]").length;
+  $("status").textContent = `${n} move${n === 1 ? "" : "s"} with this: see ${$("moves-h").textContent}.`;
+  state.announced = "";
+  if (window.matchMedia("(max-width: 899px)").matches) $("moves").scrollIntoView({ block: "nearest" });
 }
 
 function renderWho(v) {

@@ -30,8 +30,9 @@ CHROMIUM = os.environ.get("CROUPIER_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-timer-throttling",
                  "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"]
 DESKTOP = {"width": 1100, "height": 900}
-CARD_EVERY = 4  # select the move's card or space first on every fourth move (a click more each time)
-CLICK_MS = 5000  # a click whose element stays gone this long: the view changed, look again
+CARD_EVERY = 4  # select the move's card or space first on the first such move, then every fourth
+CLICK_MS = 5000
+RECLICK_MS = 20000  # no new view this long after a click, and the page still offers the same moves  # a click whose element stays gone this long: the view changed, look again
 PHONE = {"width": 390, "height": 844}  # a phone-sized window (CSS pixels)
 
 
@@ -83,6 +84,7 @@ class SeatPage:
     card_clicks: int = 0
     snapshots: list = field(default_factory=list)  # (version, html, view) every few moves
     seconds: dict = field(default_factory=lambda: {"wait": 0.0, "read": 0.0, "click": 0.0})
+    reclicks: int = 0
     shot: tuple | None = None  # (after this many moves, path): a screenshot in the middle of the game
 
 
@@ -121,6 +123,7 @@ async def join_from_lobby(page, base_url: str, game_type: str, game_id: str, sea
     """Find the open table in the lobby, follow its join link and take `seat` on the table page."""
     await page.goto(f"{base_url}/web/")
     await page.select_option("#f-game", game_type)
+    # The list refreshes itself every few seconds: the new table shows up in it.
     row = page.locator("tr", has=page.locator("code", has_text=game_id))
     await row.get_by_role("link", name="join").click()
     await page.wait_for_url("**/table.html?game=*")
@@ -151,12 +154,19 @@ async def play_seat(sp: SeatPage, deadline: float, snapshot_every: int = 0) -> N
         t0 = time.monotonic()
         left_ms = max(1.0, (deadline - t0) * 1000)
         try:
-            await sp.page.wait_for_function(READY_JS, arg=sp.acted, polling=40, timeout=left_ms)
-        except Exception as exc:
+            await sp.page.wait_for_function(READY_JS, arg=sp.acted, polling=40, timeout=min(left_ms, RECLICK_MS))
+        except PlaywrightTimeout as exc:
             st = await sp.page.evaluate("() => { const s = window.croupierTable; return {version: s.version, "
                                         "busy: s.busy, over: s.over, actions: s.actions.length, "
                                         "error: document.getElementById('error').textContent}; }")
-            raise AssertionError(f"{sp.game_id} seat {sp.seat} stuck after {sp.moves} moves: {st}") from exc
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"{sp.game_id} seat {sp.seat} stuck after {sp.moves} moves: {st}") from exc
+            if st["version"] == sp.acted and st["actions"] and not st["busy"] and not st["error"]:
+                # The page still offers moves at the version we clicked on: the click did not
+                # reach the button (it was redrawn under the pointer); click again.
+                sp.reclicks += 1
+                sp.acted = -1
+            continue
         t1 = time.monotonic()
         st = await sp.page.evaluate(STATE_JS)
         t2 = time.monotonic()
@@ -179,7 +189,7 @@ async def play_seat(sp: SeatPage, deadline: float, snapshot_every: int = 0) -> N
         chosen = next(b for b in st["buttons"] if canon(b["action"]) == canon(choice))
         try:
             target = chosen["target"]
-            if target is not None and sp.moves % CARD_EVERY == 1:
+            if target is not None and (sp.card_clicks == 0 or sp.moves % CARD_EVERY == 1):
                 # Select the card or space first: the list then shows only the moves that use it.
                 sel = f"#board button[data-ref={css(target['ref'])}]"
                 sel += f"[data-types={css(target['types'])}]" if target["types"] is not None else ":not([data-types])"

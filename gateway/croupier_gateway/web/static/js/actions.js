@@ -83,5 +83,5 @@ export function actionList(ctx, { onAct, busy }) {
     filtered ? h("p", { class: "hint" }, `Moves with ${cardLabel(ctx.game, ctx.selected.ref.replace(/^[a-z]+:/, ""))}: `,
       h("button", { type: "button", class: "link", onclick: () => ctx.onSelect(null) }, "show all moves")) : null,
     list,
-  ];
+  ].filter(Boolean);
 }

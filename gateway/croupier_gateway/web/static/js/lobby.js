@@ -5,6 +5,7 @@ import { clear, h } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 let games = [];
+let listing = 0;
 
 function tableUrl(gameId, seat = null) {
   return `table.html?game=${encodeURIComponent(gameId)}${seat === null ? "" : `&seat=${seat}`}`;
@@ -88,8 +89,10 @@ async function refresh(e) {
   const q = new URLSearchParams({ status, limit: "50" });
   if (game) q.set("game_type", game);
   const box = $("table-list");
+  const mine = ++listing;
   try {
     const { tables } = await api(`/v1/tables?${q}`);
+    if (mine !== listing) return; // a newer listing is on its way
     clear(box);
     if (!tables.length) { box.append(h("p", { class: "none" }, `No ${status} tables.`)); return; }
     const rows = tables.map((t) => {
@@ -137,7 +140,7 @@ async function main() {
   await refresh();
   $("status").textContent = `${games.length} games.`;
   // Refreshed every few seconds, but never under a keyboard user's focus.
-  setInterval(() => { if (!document.hidden && !$("tables").contains(document.activeElement)) refresh(); }, 5000);
+  setInterval(() => { if (!document.hidden && !$("table-list").contains(document.activeElement)) refresh(); }, 5000);
 }
 
 main();

@@ -83,8 +83,10 @@ async def _play(base_url: str, artifacts) -> dict:
             out[game]["spectator"] = snaps
             out[game]["spectator_buttons"] = await page.locator("button[data-action]").count()
         await browser.close()
-    print(f"web: seated 5 tables through the lobby in {seated_s:.1f} s, played them in {played_s:.1f} s; "
-          f"screenshots in {artifacts}")
+    moves = {g: [sp.moves for sp in r["seats"]] for g, r in out.items()}
+    reclicks = sum(sp.reclicks for r in out.values() for sp in r["seats"])
+    print(f"web: seated 5 tables through the lobby in {seated_s:.1f} s, played them in {played_s:.1f} s "
+          f"(moves per seat {moves}, {reclicks} lost clicks clicked again); screenshots in {artifacts}")
     return out
 
 

@@ -48,6 +48,10 @@ def chromium_path() -> str:
 READY_JS = """(acted) => { const s = window.croupierTable;
   return !!s && (s.over || (!s.busy && s.version > acted && !!document.querySelector('#moves-body button[data-action]'))); }"""
 
+LOOK_JS = """() => { const s = window.croupierTable; return {version: s.version, busy: s.busy, over: s.over,
+  actions: s.actions.length, buttons: document.querySelectorAll('#moves-body button[data-action]').length,
+  connection: s.connection, error: document.getElementById('error').textContent}; }"""
+
 # The page's clickable moves, and for each the card or space on the board that selects it
 # (its data-ref and data-types; null when the move names none on the board).
 STATE_JS = """() => { const s = window.croupierTable;
@@ -156,12 +160,10 @@ async def play_seat(sp: SeatPage, deadline: float, snapshot_every: int = 0) -> N
         try:
             await sp.page.wait_for_function(READY_JS, arg=sp.acted, polling=40, timeout=min(left_ms, RECLICK_MS))
         except PlaywrightTimeout as exc:
-            st = await sp.page.evaluate("() => { const s = window.croupierTable; return {version: s.version, "
-                                        "busy: s.busy, over: s.over, actions: s.actions.length, "
-                                        "error: document.getElementById('error').textContent}; }")
+            st = await sp.page.evaluate(LOOK_JS)
             if time.monotonic() >= deadline:
                 raise AssertionError(f"{sp.game_id} seat {sp.seat} stuck after {sp.moves} moves: {st}") from exc
-            if st["version"] == sp.acted and st["actions"] and not st["busy"] and not st["error"]:
+            if st["version"] == sp.acted and st["actions"] and not st["busy"]:
                 # The page still offers moves at the version we clicked on: the click did not
                 # reach the button (it was redrawn under the pointer); click again.
                 sp.reclicks += 1
@@ -206,4 +208,8 @@ async def play_seat(sp: SeatPage, deadline: float, snapshot_every: int = 0) -> N
 
 async def play_all(pages: list[SeatPage], *, timeout_s: float, snapshot_every: int = 0) -> None:
     deadline = time.monotonic() + timeout_s
-    await asyncio.gather(*(play_seat(sp, deadline, snapshot_every) for sp in pages))
+    results = await asyncio.gather(*(play_seat(sp, deadline, snapshot_every) for sp in pages), return_exceptions=True)
+    failed = [(sp, r) for sp, r in zip(pages, results) if isinstance(r, BaseException)]
+    if failed:
+        looks = {f"{sp.game_id}/{sp.seat}": await sp.page.evaluate(LOOK_JS) for sp, _ in failed}
+        raise AssertionError(f"{len(failed)} seat(s) did not finish: {[str(r) for _, r in failed]}; pages: {looks}")

@@ -72,9 +72,10 @@ export async function joinSeat(gameId, seat, player) {
 // reconnects after a drop from the last version it saw, and stops after the final view
 // (close 1000). onStatus(text) reports the connection; onRefused(error) a refusal (4xxx).
 export class Stream {
-  constructor(gameId, token, { onUpdate, onStatus = () => {}, onRefused = () => {} }) {
+  constructor(gameId, token, seat, { onUpdate, onStatus = () => {}, onRefused = () => {} }) {
     this.gameId = gameId;
     this.token = token;
+    this.seat = token ? seat : null;
     this.onUpdate = onUpdate;
     this.onStatus = onStatus;
     this.onRefused = onRefused;
@@ -100,6 +101,13 @@ export class Stream {
       let m;
       try { m = JSON.parse(e.data); } catch { return; }
       if (m.error) { refused = m.error; return; }
+      if (m.view && (m.view.you ?? null) !== this.seat) {
+        // The gateway waits only briefly for the token message; one that came too late got a
+        // spectator's stream. Open it again rather than show a seat a spectator's view.
+        this.failures += 1;
+        ws.close(1000);
+        return;
+      }
       this.failures = 0;
       if (typeof m.version === "number" && m.version > this.version) {
         this.version = m.version;
@@ -110,7 +118,7 @@ export class Stream {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.closed) return;
-      if (e.code === 1000) { this.onStatus("ended"); return; }
+      if (e.code === 1000 && this.failures === 0) { this.onStatus("ended"); return; }
       if (e.code >= 4000 && e.code !== 4429 && e.code !== 4503) {
         this.onRefused(refused || { code: `ws_${e.code}`, message: `the stream was refused (${e.code})` });
         return;

@@ -29,7 +29,7 @@ function chooseSeat() {
 function start() {
   if (stream) stream.close();
   state.version = 0;
-  stream = new Stream(gameId, state.token, {
+  stream = new Stream(gameId, state.token, state.seat, {
     onUpdate: (m) => update(m),
     onStatus: (s) => { state.connection = s; $("conn").textContent = s === "live" ? "live" : s; },
     onRefused: (err) => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the local stack and its checks need, only those missing:
-# Python 3.11+ with venv, Java 17+, Maven, redis-server (with redis-cli) and kcat.
+# Python 3.11+ with venv, Java 17+, Maven, redis-server (with redis-cli), kcat, and Chromium
+# (Debian's, for the web client's browser tests: Playwright drives it, never downloads one).
 # Uses apt-get (as root, or through sudo); elsewhere it names what to install and fails.
 set -euo pipefail
 
@@ -22,6 +23,7 @@ have mvn || missing+=(maven)
 have redis-server || missing+=(redis-server)
 have redis-cli || missing+=(redis-tools)
 have kcat || missing+=(kcat)
+have chromium || [ -x /usr/bin/chromium ] || missing+=(chromium)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
@@ -29,7 +31,7 @@ fi
 
 echo "setup: installing system packages: ${missing[*]}"
 if ! have apt-get; then
-    echo "setup: no apt-get here; please install: ${missing[*]} (Java 17+, Maven, Redis 7, kcat, Python 3.11+)" >&2
+    echo "setup: no apt-get here; please install: ${missing[*]} (Java 17+, Maven, Redis 7, kcat, Chromium, Python 3.11+)" >&2
     exit 1
 fi
 SUDO=""

@@ -18,7 +18,7 @@ import structlog
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -332,6 +332,18 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
         g = gw()
         g.metrics.streams.set(g.open_streams)
         return Response(generate_latest(g.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    # The web client (docs/web.md): static pages that use only the public API above, so a
+    # page gets exactly what the gateway gives its seat (or a spectator, or an operator).
+    from fastapi.staticfiles import StaticFiles
+
+    from croupier_gateway.web import WEB_DIR
+
+    app.mount("/web", StaticFiles(directory=WEB_DIR, html=True), name="web")
+
+    @app.get("/", include_in_schema=False)
+    async def home():
+        return RedirectResponse("/web/", status_code=307)
 
     @app.get("/watch/{game_id}", include_in_schema=False)
     async def watch_page(game_id: GameId):

@@ -34,7 +34,7 @@ async def table_loop(client: HttpGateway, game: str, url: str, pace_s: float, st
             _print(f"  {game}: could not create a table ({exc}); retrying")
             await asyncio.sleep(2)
             continue
-        _print(f"  {game:<12} {url}/watch/{game_id}")
+        _print(f"  {game:<12} {url}/web/table.html?game={game_id}")
         players = [play_seat(client, game_id, s, t, bot, pace_s=pace_s) for s, t in enumerate(tokens)]
         try:
             await asyncio.gather(*players)
@@ -58,7 +58,8 @@ async def run_demo(launcher: Launcher, games: list[str], tables_per_game: int, p
            f"gRPC {launcher.grpc_address}")
     _print(f"Operator token: {operator_token}   (curl -H 'Authorization: Bearer {operator_token}' "
            f"{url}/v1/operator/health)")
-    _print(f"Play a game yourself: croupier play --gateway {url} --game {games[0]}")
+    _print(f"The web client (lobby, tables, replay): {url}/   "
+           f"(or in the terminal: croupier play --gateway {url} --game {games[0]})")
     _print(f"Service logs: {launcher.log_dir}\n")
     _print("Demo tables, played by bots (open a link to watch; finished tables are replaced):")
     client = HttpGateway(url)

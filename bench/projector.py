@@ -33,7 +33,7 @@ def make_games(n_source: int):
     games = []
     for i in range(n_source):
         table = play_one(spec, seats=2 + i % 3, seat_bots=["heuristic"] * (2 + i % 3), options=spec.parse_options({}),
-                         seed=77, index=i, report=report, check_all_legal=False)
+                         seed=77, index=i, report=report, check_all_legal=False, verify=False)
         games.append(table.envelopes)
     return games
 

@@ -120,7 +120,11 @@ def play_one(
     report: SelfplayReport,
     check_all_legal: bool = True,
     max_steps: int = 20000,
+    verify: bool = True,
 ) -> LocalTable:
+    """One whole game by bots. With verify (the default) every step is checked (views,
+    order, refusals; with check_all_legal every legal action too); without, the game is only
+    played, as benchmarks do to record games."""
     game_id = f"selfplay-{spec.id}-{seed}-{index}"
     table = LocalTable(spec, game_id, seats, options, table_seed(seed, index, spec.id))
     host = table.host
@@ -156,17 +160,19 @@ def play_one(
         if not to_act:
             fail("no seat can act and no deadline is set: the table is stuck")
             break
-        _check_views(host, state, err, game_id)
+        if verify:
+            _check_views(host, state, err, game_id)
         seat = to_act[0] if len(to_act) == 1 else rng.choice(list(to_act))
         legal = host.legal_actions(state, seat)
         if not legal:
             fail(f"seat {seat} is to act but has no legal action")
             break
-        if [a.sort_key() for a in legal] != sorted(a.sort_key() for a in legal):
-            fail("legal actions are not in their sorted order")
-        if check_all_legal:
-            _check_all_accepted(host, state, legal, now, fail)
-        _check_others_refused(host, state, to_act, legal[0], now, fail)
+        if verify:
+            if [a.sort_key() for a in legal] != sorted(a.sort_key() for a in legal):
+                fail("legal actions are not in their sorted order")
+            if check_all_legal:
+                _check_all_accepted(host, state, legal, now, fail)
+            _check_others_refused(host, state, to_act, legal[0], now, fail)
         wire = [host.encode_action(a) for a in legal]
         choice = bots[seat](host.view(state, seat), wire, rng)
         try:

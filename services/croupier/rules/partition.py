@@ -75,6 +75,7 @@ class PartitionOwner:
         dedupe_window: int,
         on_committed: Callable[[str, TableState], None] | None = None,
         metrics: Any = None,
+        on_fenced: Callable[[int], None] | None = None,
     ):
         self.host = host
         self.partition = partition
@@ -93,6 +94,7 @@ class PartitionOwner:
         self._wake = asyncio.Event()
         self._on_committed = on_committed
         self._metrics = metrics
+        self._on_fenced = on_fenced
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -194,6 +196,8 @@ class PartitionOwner:
                 log.warning("writer_fenced", partition=self.partition)
                 self.status = LOST
                 self._fail(batch, Rejection(NOT_OWNER, "this replica was fenced: the partition has a new owner", NOT_OWNER))
+                if self._on_fenced:
+                    self._on_fenced(self.partition)
                 return
             except Exception as exc:  # KafkaError, timeouts: the outcome may be unknown
                 log.warning("append_failed", partition=self.partition, error=str(exc))
@@ -272,6 +276,8 @@ class PartitionOwner:
                 envelopes = await loop.run_in_executor(self._executor, self._rebuild)
             except ProducerFencedError:
                 self.status = LOST
+                if self._on_fenced:
+                    self._on_fenced(self.partition)
                 return
             except Exception as exc:
                 log.warning("recover_failed", partition=self.partition, error=str(exc))

@@ -112,7 +112,10 @@ class Gateway(OperatorDesk):
             raise forbidden("wrong_table", "this token is for another table")
         holder = await self.reads.holder(game_id, claims.seat)
         if holder != claims.jti:
-            raise unauthenticated("this token no longer holds its seat")
+            # No record at all (Redis lost its data): the read models, rebuilt from the log,
+            # name the join that holds the seat; a token of that join still holds it.
+            if holder is not None or not claims.join or await self.reads.joined_at(game_id, claims.seat) != claims.join:
+                raise unauthenticated("this token no longer holds its seat")
         return claims
 
     # -- games ----------------------------------------------------------------------------
@@ -274,7 +277,8 @@ class Gateway(OperatorDesk):
         request = rules_pb2.JoinSeatRequest(game_type=game_type, game_id=game_id, seat=seat, player=player,
                                             bot=bot or "", entropy=entropy, command_id=f"join:{seat}:{cid}")
         response = await self._call(game_type, game_id, "JoinSeat", request)
-        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s)
+        # The join's batch starts with its SeatJoined event (the start and deal may follow).
+        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=int(response.result.first_seq))
         await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
         version = int(response.result.version)
         await self.wait_projected(game_id, version)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -152,7 +153,10 @@ class PartitionOwner:
                 item.future.set_exception(Rejection(NOT_OWNER, f"partition {self.partition} moved ({reason})", NOT_OWNER))
         writer = self._writer
         if writer is not None:
-            await asyncio.get_running_loop().run_in_executor(self._executor, writer.close)
+            # Not on the partition's executor: after a broker restart it may be busy for a
+            # long time with a recovery (a new writer, a re-read), and the reconcile that
+            # stops this partition would wait behind it before taking any other one.
+            threading.Thread(target=writer.close, name=f"close-writer-{self.partition}", daemon=True).start()
         self._executor.shutdown(wait=False)
         log.info("partition_released", partition=self.partition, reason=reason, games=len(self.games))
 

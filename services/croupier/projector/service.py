@@ -19,6 +19,7 @@ import redis
 import structlog
 from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.errors import KafkaError
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
 from croupier.engine import registry
@@ -144,6 +145,11 @@ class Projector:
                     log.warning("redis_unavailable", error=str(exc))
                     self._stop.wait(1.0)
                     self._from_committed(consumer)
+                except KafkaError as exc:
+                    # The broker is away (a restart): the client reconnects on the next poll;
+                    # a batch folded but not committed is folded again harmlessly.
+                    log.warning("kafka_unavailable", error=str(exc))
+                    self._stop.wait(1.0)
         finally:
             try:
                 consumer.close()

@@ -77,9 +77,20 @@ class Membership(threading.Thread):
 
     def run(self) -> None:
         last: frozenset[int] | None = None
+        failures = 0
         try:
             while not self._stopping.is_set():
-                self.consumer.poll(timeout_ms=200)
+                try:
+                    self.consumer.poll(timeout_ms=200)
+                    failures = 0
+                except Exception as exc:
+                    # The broker is away (a restart): keep trying. A thread that ended here
+                    # would leave the replica serving partitions the group no longer gives
+                    # it, and never taking any again.
+                    failures += 1
+                    log.warning("membership_poll_failed", error=str(exc), failures=failures)
+                    self._stopping.wait(min(0.2 * 2 ** min(failures, 5), 5.0))
+                    continue
                 assignment = self.consumer.assignment()
                 paused = set(self.consumer.paused())
                 unpaused = [tp for tp in assignment if tp not in paused]

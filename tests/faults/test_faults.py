@@ -230,3 +230,16 @@ def test_redis_restart_without_data(fault_stack, results_dir):
 
 def test_every_command_sent_twice(fault_stack, results_dir):
     run(scenario(fault_stack, results_dir, "every_command_twice", no_fault, send_twice=True))
+
+
+def test_no_secret_in_any_log_of_the_faults(fault_stack):
+    """Every service of the fault stack logged at debug level through kills, restarts and
+    outages: none of its logs holds the signing key or the operator token."""
+    from fault_stack import OPERATOR_TOKEN
+
+    logs = sorted(fault_stack.log_dir.glob("*.log"))
+    assert len(logs) >= len(fault_stack.games) * 2 + 2
+    for path in logs:
+        text = path.read_text(errors="replace")
+        assert SIGNING_KEY not in text, f"the signing key is in {path.name}"
+        assert OPERATOR_TOKEN not in text, f"the operator token is in {path.name}"

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import structlog
+from redis.exceptions import RedisError
 
 from croupier.engine import registry
 from croupier.engine.bots import bot_names
@@ -174,7 +175,16 @@ class Gateway(OperatorDesk):
             raise ApiError.from_rejection(rej) from None
 
     async def wait_projected(self, game_id: str, version: int, timeout_s: float | None = None) -> bool:
-        """Wait (bounded) until the read models show `version`, so a read that follows sees it."""
+        """Wait (bounded) until the read models show `version`, so a read that follows sees it.
+        Redis being away ends the wait (False): the command it follows is committed, and its
+        answer must not become an error."""
+        try:
+            return await self._wait_projected(game_id, version, timeout_s)
+        except RedisError as exc:
+            log.warning("projection_wait_failed", game_id=game_id, error=type(exc).__name__)
+            return False
+
+    async def _wait_projected(self, game_id: str, version: int, timeout_s: float | None) -> bool:
         timeout_s = self.s.projection_wait_s if timeout_s is None else timeout_s
         current = await self.reads.version(game_id)
         if current is not None and current >= version:

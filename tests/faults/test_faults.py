@@ -70,6 +70,15 @@ async def scenario(stack: FaultStack, results_dir, name: str, fault, *, send_twi
         await in_thread(stack.wait_ready)
         moved, stuck = await go_on(load)
         phases["went_on"] = time.monotonic()
+    except BaseException as exc:
+        # Keep what the clients saw: a failed fault test is read from this file and the logs.
+        partial = {"fault": name, "failed": repr(exc)[:500], "counts": load.rec.counts(),
+                   "errors_seen": dict(load.rec.errors.most_common(12)),
+                   "phase_seconds": {k: round(v - started, 1) for k, v in phases.items()},
+                   "seconds": round(time.monotonic() - started, 1), "logs": str(stack.log_dir)}
+        (results_dir / f"{name}.json").write_text(json.dumps(partial, indent=2, sort_keys=True) + "\n")
+        print(f"\n{name} FAILED: {json.dumps(partial, indent=2, sort_keys=True)}")
+        raise
     finally:
         await load.close()
     await in_thread(lambda: wait_caught_up(stack.redis_url, stack.prefix, [stack.projector], timeout=180))

@@ -113,9 +113,16 @@ class Gateway(OperatorDesk):
             raise forbidden("wrong_table", "this token is for another table")
         holder = await self.reads.holder(game_id, claims.seat)
         if holder != claims.jti:
+            if holder is not None or not claims.join:
+                raise unauthenticated("this token no longer holds its seat")
             # No record at all (Redis lost its data): the read models, rebuilt from the log,
-            # name the join that holds the seat; a token of that join still holds it.
-            if holder is not None or not claims.join or await self.reads.joined_at(game_id, claims.seat) != claims.join:
+            # name the join that holds the seat; a token of that join still holds it. Until
+            # they show that join (a rebuild under way) the answer is "retry", not "no".
+            version, joined = await self.reads.joined_at(game_id, claims.seat)
+            if version < claims.join:
+                raise ApiError("unavailable", "seats_restoring", "this table's seats are being restored; retry shortly",
+                               retry_after_s=1.0)
+            if joined != claims.join:
                 raise unauthenticated("this token no longer holds its seat")
         return claims
 

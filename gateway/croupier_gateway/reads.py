@@ -148,14 +148,14 @@ class ReadStore:
         value = await self.r.hget(self.seats_key(game_id), str(seat))
         return _text(value) if value is not None else None
 
-    async def joined_at(self, game_id: str, seat: int) -> int:
-        """The seq of the SeatJoined event that holds the seat now (0: free), from the read
-        models, which the projector rebuilds from the log."""
-        value = await self.r.hget(self.k.meta(game_id), f"joined:{seat}")
+    async def joined_at(self, game_id: str, seat: int) -> tuple[int, int]:
+        """(version, seq of the SeatJoined event that holds the seat then; 0: free) from the
+        read models, which the projector rebuilds from the log; (0, 0) if not projected."""
+        version, joined = await self.r.hmget(self.k.meta(game_id), "version", f"joined:{seat}")
         try:
-            return int(value) if value is not None else 0
+            return (int(version) if version is not None else 0), (int(joined) if joined is not None else 0)
         except ValueError:
-            return 0
+            return 0, 0
 
     async def drop_holder(self, game_id: str, seat: int, jti: str) -> None:
         key = self.seats_key(game_id)

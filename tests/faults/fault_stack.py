@@ -43,6 +43,8 @@ class FaultStack:
             state_dir=root / "stack", kafka_port=kafka_port, kafka_controller_port=controller_port,
             redis_port=redis_port, redis_persist=False,
         )
+        # A broker restarted under load on a shared 2-core machine can take over a minute.
+        self.settings = dataclasses.replace(self.settings, start_timeout=max(self.settings.start_timeout, 240.0))
         self.kafka = self.settings.kafka_bootstrap
         self.redis_url = self.settings.redis_url
         self.prefix = f"f{uuid.uuid4().hex[:8]}."

@@ -176,6 +176,7 @@ class Replica:
             self.host, p, lambda p=p: PartitionWriter(s.kafka, self.topic, p),
             max_batch=s.max_batch, dedupe_window=s.dedupe_window,
             on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
+            still_assigned=lambda p=p: self.membership is None or p in self.assigned,
         )
         start = 0
         if previous is not None:

@@ -20,11 +20,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from croupier_gateway import models
 from croupier_gateway.core import Gateway
-from croupier_gateway.errors import ApiError
+from croupier_gateway.errors import ApiError, store_unavailable
 from croupier_gateway.routing import Router
 from croupier_gateway.settings import GatewaySettings
 from croupier_gateway.validation import GAME_ID_RE
@@ -178,6 +179,11 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
         return error_response(exc)
+
+    @app.exception_handler(RedisError)
+    async def _store_down(request: Request, exc: RedisError):
+        log.warning("store_unavailable", path=request.url.path, error=type(exc).__name__)
+        return error_response(store_unavailable())
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):

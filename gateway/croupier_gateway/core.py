@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import structlog
+from redis.exceptions import RedisError
 
 from croupier.engine import registry
 from croupier.engine.bots import bot_names
@@ -112,7 +113,17 @@ class Gateway(OperatorDesk):
             raise forbidden("wrong_table", "this token is for another table")
         holder = await self.reads.holder(game_id, claims.seat)
         if holder != claims.jti:
-            raise unauthenticated("this token no longer holds its seat")
+            if holder is not None or not claims.join:
+                raise unauthenticated("this token no longer holds its seat")
+            # No record at all (Redis lost its data): the read models, rebuilt from the log,
+            # name the join that holds the seat; a token of that join still holds it. Until
+            # they show that join (a rebuild under way) the answer is "retry", not "no".
+            version, joined = await self.reads.joined_at(game_id, claims.seat)
+            if version < claims.join:
+                raise ApiError("unavailable", "seats_restoring", "this table's seats are being restored; retry shortly",
+                               retry_after_s=1.0)
+            if joined != claims.join:
+                raise unauthenticated("this token no longer holds its seat")
         return claims
 
     # -- games ----------------------------------------------------------------------------
@@ -171,7 +182,16 @@ class Gateway(OperatorDesk):
             raise ApiError.from_rejection(rej) from None
 
     async def wait_projected(self, game_id: str, version: int, timeout_s: float | None = None) -> bool:
-        """Wait (bounded) until the read models show `version`, so a read that follows sees it."""
+        """Wait (bounded) until the read models show `version`, so a read that follows sees it.
+        Redis being away ends the wait (False): the command it follows is committed, and its
+        answer must not become an error."""
+        try:
+            return await self._wait_projected(game_id, version, timeout_s)
+        except RedisError as exc:
+            log.warning("projection_wait_failed", game_id=game_id, error=type(exc).__name__)
+            return False
+
+    async def _wait_projected(self, game_id: str, version: int, timeout_s: float | None) -> bool:
         timeout_s = self.s.projection_wait_s if timeout_s is None else timeout_s
         current = await self.reads.version(game_id)
         if current is not None and current >= version:
@@ -274,7 +294,8 @@ class Gateway(OperatorDesk):
         request = rules_pb2.JoinSeatRequest(game_type=game_type, game_id=game_id, seat=seat, player=player,
                                             bot=bot or "", entropy=entropy, command_id=f"join:{seat}:{cid}")
         response = await self._call(game_type, game_id, "JoinSeat", request)
-        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s)
+        # The join's batch starts with its SeatJoined event (the start and deal may follow).
+        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=int(response.result.first_seq))
         await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
         version = int(response.result.version)
         await self.wait_projected(game_id, version)

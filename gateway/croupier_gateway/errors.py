@@ -83,3 +83,9 @@ def not_found(code: str, message: str) -> ApiError:
 
 def unavailable(code: str, message: str) -> ApiError:
     return ApiError("unavailable", code, message)
+
+
+def store_unavailable() -> ApiError:
+    """Redis (views, owners, seat holders) did not answer: a retry will do, never a 500."""
+    return ApiError("unavailable", "store_unavailable", "the gateway's store did not answer; retry shortly",
+                    retry_after_s=1.0)

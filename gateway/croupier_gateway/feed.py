@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import structlog
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from croupier.projector.keys import Keys
 
@@ -76,7 +77,15 @@ class FeedHub:
             if watchers is None:
                 watchers = self._watches[channel] = set()
                 confirmed = self._confirmed[channel] = asyncio.Event()
-                await self._pubsub.subscribe(channel)
+                try:
+                    await self._pubsub.subscribe(channel)
+                except Exception as exc:
+                    # The connection is being made again (Redis restarted) while the reader
+                    # waits on it; redis-py may say so with a RuntimeError. The reader
+                    # re-subscribes what is watched; this caller gets a retryable error.
+                    del self._watches[channel]
+                    self._confirmed.pop(channel, None)
+                    raise RedisConnectionError(f"the change feed is reconnecting: {exc}") from None
                 if self._reader is None or self._reader.done():
                     self._reader = asyncio.create_task(self._read(), name="feed-reader")
             else:

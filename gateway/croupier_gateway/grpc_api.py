@@ -20,12 +20,13 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
+from redis.exceptions import RedisError
 
 from croupier.engine.codec import canonical_json
 from croupier.rules.errors import KIND_TO_PROTO, REJECTION_METADATA
 from croupier.v1 import events_pb2, gateway_pb2
 from croupier_gateway.core import Gateway
-from croupier_gateway.errors import ApiError, bad_request
+from croupier_gateway.errors import ApiError, bad_request, store_unavailable
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -180,7 +181,10 @@ def _unary(gw: Gateway, name: str, fn: Callable) -> Callable:
                 raise bad_request("unparsable_request", f"the request is not a {name}Request message", "request")
             token = _token(context)
             gw.check_rate(gw.rate_key(token, _peer(context)))
-            return await fn(request, context, token)
+            try:
+                return await fn(request, context, token)
+            except RedisError:
+                raise store_unavailable() from None
         except ApiError as exc:
             code = exc.grpc_status.name
             context.set_trailing_metadata(_rejection_metadata(exc))
@@ -200,8 +204,11 @@ def _streaming(gw: Gateway, name: str, fn: Callable) -> Callable:
                 raise bad_request("unparsable_request", f"the request is not a {name}Request message", "request")
             token = _token(context)
             gw.check_rate(gw.rate_key(token, _peer(context)))
-            async for item in fn(request, context, token):
-                yield item
+            try:
+                async for item in fn(request, context, token):
+                    yield item
+            except RedisError:
+                raise store_unavailable() from None
         except ApiError as exc:
             code = exc.grpc_status.name
             context.set_trailing_metadata(_rejection_metadata(exc))

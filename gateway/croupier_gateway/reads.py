@@ -14,6 +14,7 @@ from typing import Any
 from croupier.projector.keys import Keys
 
 SPECTATOR = "spectator"
+LEFT = "-"  # the seat holder record of a seat that was left
 
 META_FIELDS = ("version", "status", "game_type", "seats", "players", "free_seats", "result", "end_reason",
                "seed_hash", "options", "created", "updated")
@@ -143,11 +144,23 @@ class ReadStore:
         await pipe.execute()
 
     async def holder(self, game_id: str, seat: int) -> str | None:
+        """The jti holding the seat; LEFT after a leave; None when nothing is recorded."""
         value = await self.r.hget(self.seats_key(game_id), str(seat))
-        return _text(value) if value else None
+        return _text(value) if value is not None else None
+
+    async def joined_at(self, game_id: str, seat: int) -> tuple[int, int]:
+        """(version, seq of the SeatJoined event that holds the seat then; 0: free) from the
+        read models, which the projector rebuilds from the log; (0, 0) if not projected."""
+        version, joined = await self.r.hmget(self.k.meta(game_id), "version", f"joined:{seat}")
+        try:
+            return (int(version) if version is not None else 0), (int(joined) if joined is not None else 0)
+        except ValueError:
+            return 0, 0
 
     async def drop_holder(self, game_id: str, seat: int, jti: str) -> None:
         key = self.seats_key(game_id)
         current = await self.r.hget(key, str(seat))
-        if current is not None and _text(current) == jti:
-            await self.r.hdel(key, str(seat))
+        if current is None or _text(current) == jti:
+            # A mark, not a deletion: with no record the gateway would fall back to the read
+            # models, which may not show the leave yet.
+            await self.r.hset(key, str(seat), LEFT)

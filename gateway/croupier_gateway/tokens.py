@@ -5,7 +5,9 @@ the payload the canonical JSON of {game_id, seat, exp, kid, jti}. `kid` names th
 signed it (a short hash of the key, never the key), so a gateway that keeps the previous key
 after a rotation still accepts the tokens it signed. `jti` is this join's id: the gateway
 remembers the jti of each seat's current holder, so a token of a seat that was left and
-taken again by someone else no longer works.
+taken again by someone else no longer works. `join` is the seq of the seat's SeatJoined
+event: should Redis lose the holders, the read models (rebuilt from the log) still name the
+join that holds each seat, and a token of that join is accepted.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class SeatClaims:
     exp: int
     kid: str
     jti: str
+    join: int = 0  # the seq of the SeatJoined event this token was issued for (0: unknown)
 
 
 def key_id(key: str) -> str:
@@ -66,12 +69,14 @@ class TokenSigner:
         return hmac.new(self._keys[kid], body.encode("ascii"), hashlib.sha256).digest()
 
     def issue(self, game_id: str, seat: int, ttl_s: int, *, now: float | None = None,
-              jti: str | None = None) -> tuple[str, SeatClaims]:
+              jti: str | None = None, join: int = 0) -> tuple[str, SeatClaims]:
         now = time.time() if now is None else now
         claims = SeatClaims(game_id=game_id, seat=seat, exp=int(now + ttl_s), kid=self.kid,
-                            jti=jti or secrets.token_urlsafe(12))
+                            jti=jti or secrets.token_urlsafe(12), join=join)
         payload = {"game_id": claims.game_id, "seat": claims.seat, "exp": claims.exp, "kid": claims.kid,
                    "jti": claims.jti}
+        if join:
+            payload["join"] = join
         body = _b64(canonical_bytes(payload))
         return f"{body}.{_b64(self._sign(self.kid, body))}", claims
 
@@ -98,7 +103,10 @@ class TokenSigner:
         if (not isinstance(game_id, str) or not isinstance(seat, int) or isinstance(seat, bool)
                 or not isinstance(exp, int) or isinstance(exp, bool) or not isinstance(jti, str)):
             raise TokenError("the token's payload is incomplete")
+        join = payload.get("join", 0)
+        if not isinstance(join, int) or isinstance(join, bool) or join < 0:
+            raise TokenError("the token's payload is incomplete")
         now = time.time() if now is None else now
         if exp <= now:
             raise TokenError("the token has expired")
-        return SeatClaims(game_id=game_id, seat=seat, exp=exp, kid=kid, jti=jti)
+        return SeatClaims(game_id=game_id, seat=seat, exp=exp, kid=kid, jti=jti, join=join)

@@ -21,9 +21,10 @@ from typing import Any
 
 import structlog
 from fastapi import FastAPI
+from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from croupier_gateway.errors import WS_CLOSE_BASE, ApiError, bad_request
+from croupier_gateway.errors import WS_CLOSE_BASE, ApiError, bad_request, store_unavailable
 from croupier_gateway.reads import Snapshot
 from croupier_gateway.validation import check_game_id
 
@@ -58,7 +59,9 @@ def register(app: FastAPI, gw: Any) -> None:
             counted = True
             await _pump(websocket, g.updates(game_id, claims, from_version), g)
             await _close(websocket, 1000)
-        except ApiError as exc:
+        except (ApiError, RedisError) as exc:
+            if isinstance(exc, RedisError):
+                exc = store_unavailable()
             with contextlib.suppress(Exception):
                 await websocket.send_text(json.dumps(exc.body()))
             await _close(websocket, WS_CLOSE_BASE + exc.http_status)

@@ -138,6 +138,11 @@ def project(r, keys: Keys, table: LocalTable) -> None:
         "end_reason": state.end_reason or "", "seed_hash": state.seed_hash,
         "options": canonical_json(state.options), "created": state.created, "updated": state.last_time,
     }
+    for env in table.log.read(gid):  # which join holds each seat, as the projector keeps it
+        if env.type == "SeatJoined":
+            meta[f"joined:{env.payload['seat']}"] = env.seq
+        elif env.type == "SeatLeft":
+            meta[f"joined:{env.payload['seat']}"] = 0
     views = {"spectator": canonical_json(host.view(state, None))}
     for seat in range(state.seats):
         views[str(seat)] = canonical_json(host.view(state, seat))

@@ -274,3 +274,17 @@ def test_a_retried_create_makes_one_table(client, fake_stack):
     assert len(client.get("/v1/tables").json()["tables"]) == 1
     other = client.post("/v1/tables", json={**body, "command_id": "create-twice"}).json()
     assert other["game_id"] != first["game_id"]
+
+
+def test_a_redis_outage_is_a_retryable_503_not_a_500(client, fake_stack, monkeypatch):
+    import redis
+
+    _, aredis, _, _ = fake_stack
+    gid = create(client, 2)
+
+    async def down(*args, **kwargs):
+        raise redis.exceptions.ConnectionError("Error 111 connecting")
+
+    monkeypatch.setattr(aredis, "hgetall", down)
+    r = client.get(f"/v1/tables/{gid}")
+    assert error(r, 503)["code"] == "store_unavailable" and r.headers["retry-after"] == "1"

@@ -120,3 +120,15 @@ def wait_caught_up(redis_url: str, prefix: str, services: list[Service] = (), ti
         if time.monotonic() > deadline:
             raise TimeoutError(f"projector lag did not reach zero: {lag}\n" + "\n---\n".join(s.tail() for s in services))
         time.sleep(0.4)
+
+
+def read_model_views(host, state) -> dict[str, str]:
+    """The views hash the projector must hold for a game in `state` (a fold of its log): the
+    spectator's view, each seat's view and each seat's legal actions, as canonical JSON."""
+    from croupier.engine.codec import canonical_json
+
+    views = {"spectator": canonical_json(host.view(state, None))}
+    for seat in range(state.seats):
+        views[str(seat)] = canonical_json(host.view(state, seat))
+        views[f"actions:{seat}"] = canonical_json([host.encode_action(a) for a in host.legal_actions(state, seat)])
+    return views

@@ -9,11 +9,10 @@ import random
 import uuid
 
 import pytest
-from harness import start_projector, start_rules, wait_caught_up, wait_owned
+from harness import read_model_views, start_projector, start_rules, wait_caught_up, wait_owned
 from rules_driver import play, read_log
 
 from croupier.engine import registry
-from croupier.engine.codec import canonical_json
 from croupier.engine.table import TableHost
 from croupier.projector.keys import Keys
 from croupier.projector.models import Flush, ReadModels
@@ -82,11 +81,7 @@ def expected_views(kafka: str, prefix: str) -> dict[str, dict]:
     out = {}
     for game_id, envs in log.items():
         state = host.fold(envs)
-        views = {"spectator": canonical_json(host.view(state, None))}
-        for seat in range(state.seats):
-            views[str(seat)] = canonical_json(host.view(state, seat))
-            views[f"actions:{seat}"] = canonical_json([host.encode_action(a) for a in host.legal_actions(state, seat)])
-        out[game_id] = {"views": views, "version": str(state.version)}
+        out[game_id] = {"views": read_model_views(host, state), "version": str(state.version)}
     return out
 
 

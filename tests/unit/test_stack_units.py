@@ -99,3 +99,15 @@ def test_cli_has_the_stack_commands() -> None:
         args = parser.parse_args(["stack", action])
         assert callable(args.func)
     assert parser.parse_args(["stack", "up", "--only", "redis"]).only == ["redis"]
+
+
+def test_kafka_cluster_ids_never_look_like_an_option(monkeypatch) -> None:
+    # uuid4 bytes whose base64url starts with '-' (0xf8...) must be drawn again.
+    import uuid
+
+    from croupier.stack import kafka
+
+    draws = iter([uuid.UUID(bytes=b"\xf8" + b"\x00" * 15), uuid.UUID(bytes=b"\x10" * 16)])
+    monkeypatch.setattr(kafka.uuid, "uuid4", lambda: next(draws))
+    cluster_id = kafka.new_cluster_id()
+    assert not cluster_id.startswith("-") and len(cluster_id) == 22

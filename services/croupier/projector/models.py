@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -61,6 +61,7 @@ class Flush:
     game_type: str
     first_seq: int
     state: TableState
+    joins: dict[int, int] = field(default_factory=dict)  # seat -> seq of its SeatJoined (0: left)
 
 
 def summary(state: TableState) -> dict[str, Any]:
@@ -132,6 +133,10 @@ class ReadModels:
             "created": f.state.created,
             "updated": state.last_time,
         }
+        # Which join holds each seat (the gateway's check of a seat token when its own
+        # record of seat holders is gone): kept from earlier batches, written when it changes.
+        for seat, seq in f.joins.items():
+            meta[f"joined:{seat}"] = seq
         views = {"spectator": canonical_json(host.view(state, None))}
         for seat in range(state.seats):
             views[str(seat)] = canonical_json(host.view(state, seat))

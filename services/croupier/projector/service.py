@@ -19,6 +19,7 @@ import redis
 import structlog
 from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.errors import KafkaError
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
 from croupier.engine import registry
@@ -128,19 +129,46 @@ class Projector:
         last_lag = 0.0
         try:
             while not self._stop.is_set():
-                batch = consumer.poll(timeout_ms=200, max_records=self.s.max_records)
-                self._check_epoch(consumer)
-                if batch:
-                    self.fold(consumer, batch)
-                    consumer.commit()
-                if time.monotonic() - last_lag > 1.0:
-                    self._report_lag(consumer)
-                    last_lag = time.monotonic()
+                try:
+                    batch = consumer.poll(timeout_ms=200, max_records=self.s.max_records)
+                    self._check_epoch(consumer)
+                    if batch:
+                        self.fold(consumer, batch)
+                        consumer.commit()
+                    if time.monotonic() - last_lag > 1.0:
+                        self._report_lag(consumer)
+                        last_lag = time.monotonic()
+                except redis.RedisError as exc:
+                    # Redis is away (a restart, maybe without its data): wait, then fold
+                    # again from the committed offsets; the writes are guarded by seq.
+                    log.warning("redis_unavailable", error=str(exc))
+                    self._stop.wait(1.0)
+                    self._from_committed(consumer)
+                except KafkaError as exc:
+                    # The broker is away (a restart): the client reconnects on the next poll;
+                    # a batch folded but not committed is folded again harmlessly.
+                    log.warning("kafka_unavailable", error=str(exc))
+                    self._stop.wait(1.0)
         finally:
             try:
                 consumer.close()
             except Exception:
                 pass
+
+    def _from_committed(self, consumer: KafkaConsumer) -> None:
+        """Forget what is cached and go back to the last committed offsets: what was polled
+        since then may not have reached Redis."""
+        self.cache.clear()
+        self.partition_of.clear()
+        for tp in consumer.assignment():
+            try:
+                committed = consumer.committed(tp)
+            except Exception:
+                committed = None
+            if committed is None:
+                consumer.seek_to_beginning(tp)
+            else:
+                consumer.seek(tp, committed)
 
     def _check_epoch(self, consumer: KafkaConsumer) -> None:
         epoch = int(self.redis.get(self.keys.epoch()) or 0)
@@ -184,6 +212,7 @@ class Projector:
             state = self.cache.get(gid)
             version = state.version if state else 0
             first = None
+            joins: dict[int, int] = {}
             for env in envs:
                 if env.seq <= version:
                     continue  # redelivered
@@ -195,8 +224,12 @@ class Projector:
                 version = env.seq
                 first = first or env.seq
                 applied += 1
+                if env.type == "SeatJoined":
+                    joins[int(env.payload["seat"])] = env.seq
+                elif env.type == "SeatLeft":
+                    joins[int(env.payload["seat"])] = 0
             if first is not None and state is not None:
-                flushes.append(Flush(gid, envs[0].game_type, first, state))
+                flushes.append(Flush(gid, envs[0].game_type, first, state, joins))
                 self.m_events.labels(envs[0].game_type).inc(version - first + 1)
         if flushes:
             results = self.models.apply(flushes, self.hosts)

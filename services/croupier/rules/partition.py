@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -75,6 +76,8 @@ class PartitionOwner:
         dedupe_window: int,
         on_committed: Callable[[str, TableState], None] | None = None,
         metrics: Any = None,
+        on_fenced: Callable[[int], None] | None = None,
+        still_assigned: Callable[[], bool] | None = None,
     ):
         self.host = host
         self.partition = partition
@@ -93,6 +96,8 @@ class PartitionOwner:
         self._wake = asyncio.Event()
         self._on_committed = on_committed
         self._metrics = metrics
+        self._on_fenced = on_fenced
+        self._still_assigned = still_assigned or (lambda: True)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -150,7 +155,10 @@ class PartitionOwner:
                 item.future.set_exception(Rejection(NOT_OWNER, f"partition {self.partition} moved ({reason})", NOT_OWNER))
         writer = self._writer
         if writer is not None:
-            await asyncio.get_running_loop().run_in_executor(self._executor, writer.close)
+            # Not on the partition's executor: after a broker restart it may be busy for a
+            # long time with a recovery (a new writer, a re-read), and the reconcile that
+            # stops this partition would wait behind it before taking any other one.
+            threading.Thread(target=writer.close, name=f"close-writer-{self.partition}", daemon=True).start()
         self._executor.shutdown(wait=False)
         log.info("partition_released", partition=self.partition, reason=reason, games=len(self.games))
 
@@ -190,15 +198,17 @@ class PartitionOwner:
             started = time.perf_counter()
             try:
                 await loop.run_in_executor(self._executor, self._writer.append, records)
-            except ProducerFencedError:
+            except Exception as exc:
+                if not _fenced(exc):
+                    log.warning("append_failed", partition=self.partition, error=str(exc))
+                    self._fail(batch, Rejection(UNAVAILABLE, f"the event store did not take the append: {exc}", UNAVAILABLE))
+                    await self._recover(loop)
+                    return
                 log.warning("writer_fenced", partition=self.partition)
                 self.status = LOST
                 self._fail(batch, Rejection(NOT_OWNER, "this replica was fenced: the partition has a new owner", NOT_OWNER))
-                return
-            except Exception as exc:  # KafkaError, timeouts: the outcome may be unknown
-                log.warning("append_failed", partition=self.partition, error=str(exc))
-                self._fail(batch, Rejection(UNAVAILABLE, f"the event store did not take the append: {exc}", UNAVAILABLE))
-                await self._recover(loop)
+                if self._on_fenced:
+                    self._on_fenced(self.partition)
                 return
             if self._metrics:
                 self._metrics.append_latency.observe(time.perf_counter() - started)
@@ -264,16 +274,25 @@ class PartitionOwner:
         self.status = REBUILDING
         delay = 0.2
         while self.status == REBUILDING:
+            if not self._still_assigned():
+                # The group gave the partition to another replica meanwhile: a new writer
+                # here would fence that owner's (and serve from a memory it does not update).
+                self.status = LOST
+                if self._on_fenced:
+                    self._on_fenced(self.partition)
+                return
             try:
                 old, self._writer = self._writer, None
                 if old is not None:
                     await loop.run_in_executor(self._executor, old.close)
                 self._writer = await loop.run_in_executor(self._executor, self._make_writer)
                 envelopes = await loop.run_in_executor(self._executor, self._rebuild)
-            except ProducerFencedError:
-                self.status = LOST
-                return
             except Exception as exc:
+                if _fenced(exc):
+                    self.status = LOST
+                    if self._on_fenced:
+                        self._on_fenced(self.partition)
+                    return
                 log.warning("recover_failed", partition=self.partition, error=str(exc))
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
@@ -326,3 +345,9 @@ class PartitionOwner:
         in_batch[(item.game_id, item.command_id)] = outcome
         tentative[item.game_id] = new
         return new, outcome, envs
+
+
+def _fenced(exc: BaseException) -> bool:
+    """A fenced writer: kafka-python raises ProducerFencedError once, and after that a
+    KafkaError saying it is "in an error state: ProducerFencedError"."""
+    return isinstance(exc, ProducerFencedError) or "ProducerFenced" in str(exc)

@@ -38,8 +38,11 @@ class _Listener(ConsumerRebalanceListener):
         self.m = membership
 
     def on_partitions_revoked(self, revoked):
-        for tp in revoked:
-            owner = self.m.replica.owners.get(tp.partition) if tp.topic == self.m.topic else None
+        gone = {tp.partition for tp in revoked if tp.topic == self.m.topic}
+        # A reconcile still queued for an older assignment must not take these any more.
+        self.m.replica.assigned = self.m.replica.assigned - gone
+        for p in gone:
+            owner = self.m.replica.owners.get(p)
             if owner is not None:
                 owner.status = LOST  # an append under way is fenced by the next owner anyway
 
@@ -74,9 +77,20 @@ class Membership(threading.Thread):
 
     def run(self) -> None:
         last: frozenset[int] | None = None
+        failures = 0
         try:
             while not self._stopping.is_set():
-                self.consumer.poll(timeout_ms=200)
+                try:
+                    self.consumer.poll(timeout_ms=200)
+                    failures = 0
+                except Exception as exc:
+                    # The broker is away (a restart): keep trying. A thread that ended here
+                    # would leave the replica serving partitions the group no longer gives
+                    # it, and never taking any again.
+                    failures += 1
+                    log.warning("membership_poll_failed", error=str(exc), failures=failures)
+                    self._stopping.wait(min(0.2 * 2 ** min(failures, 5), 5.0))
+                    continue
                 assignment = self.consumer.assignment()
                 paused = set(self.consumer.paused())
                 unpaused = [tp for tp in assignment if tp not in paused]
@@ -86,6 +100,7 @@ class Membership(threading.Thread):
                 if coordinator is not None and coordinator.state != MemberState.STABLE:
                     continue
                 desired = frozenset(tp.partition for tp in assignment if tp.topic == self.topic)
+                self.replica.assigned = desired
                 if desired != last or self.replica.dirty:
                     last = desired
                     self.replica.dirty = False
@@ -117,6 +132,11 @@ class Replica:
         self.on_committed: Callable | None = None
         self._lock = asyncio.Lock()
         self.dirty = False
+        # The group's newest assignment to this replica (set by the membership thread). A
+        # reconcile works from it, not from the assignment it was scheduled with: reconciles
+        # queue up behind each other, and taking a partition the group has since given to
+        # another replica would fence that replica's writer.
+        self.assigned: frozenset[int] = frozenset()
         self.membership: Membership | None = None
         self.last_rebuild: dict[str, float] = {}
 
@@ -137,9 +157,13 @@ class Replica:
         """Serve exactly the partitions the group assigns us: let go of the others, take the
         new ones (and again any we hold that was marked lost). Runs one at a time."""
         async with self._lock:
+            if self.membership is not None:
+                desired = self.assigned
             for p in [p for p, o in self.owners.items() if p not in desired or o.status == LOST]:
                 await self.revoke([p])
             for p in sorted(desired):
+                if self.membership is not None and p not in self.assigned:
+                    continue  # revoked meanwhile
                 if p not in self.owners:
                     await self._take(p)
                     if p not in self.owners:
@@ -151,7 +175,8 @@ class Replica:
         owner = PartitionOwner(
             self.host, p, lambda p=p: PartitionWriter(s.kafka, self.topic, p),
             max_batch=s.max_batch, dedupe_window=s.dedupe_window,
-            on_committed=self.on_committed, metrics=self._metrics,
+            on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
+            still_assigned=lambda p=p: self.membership is None or p in self.assigned,
         )
         start = 0
         if previous is not None:
@@ -183,6 +208,11 @@ class Replica:
         if self._metrics:
             self._metrics.owned_partitions.set(len(self.owners))
             self._metrics.owned_games.set(sum(len(o.games) for o in self.owners.values()))
+
+    def _fenced(self, partition: int) -> None:
+        """Another writer fenced ours. If the group still gives us the partition, the next
+        reconcile takes it again (and fences that writer), so it is never left ownerless."""
+        self.dirty = True
 
     async def revoke(self, parts: list[int]) -> None:
         for p in parts:

@@ -31,6 +31,7 @@ from croupier.v1 import rules_pb2, rules_pb2_grpc
 log = structlog.get_logger("croupier.rules")
 
 COMMAND_TIMEOUT_S = 10.0
+OWNERS_REFRESH_S = 2.0
 MAX_ID = 128
 MAX_ACTION_JSON = 16 * 1024
 
@@ -260,6 +261,24 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
             pass
         return owners_cache.get(partition, "")
 
+    assert_owned = rds.register_script(
+        "redis.call('SET', KEYS[2], ARGV[1]) "
+        "for i = 2, #ARGV - 1 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[#ARGV]) end return 1"
+    )
+
+    async def keep_published() -> None:
+        """Say again, every OWNERS_REFRESH_S, which partitions this replica serves, in case
+        Redis lost them (a restart without its data): the gateway routes by this table.
+        HSETNX only fills a gap, never overwrites the entry of a replica that took over."""
+        while True:
+            await asyncio.sleep(OWNERS_REFRESH_S)
+            args = [partitions, *[str(p) for p in replica.ready_partitions()], advertise]
+            try:
+                await loop.run_in_executor(None, lambda args=args: assert_owned(
+                    keys=[okey, partitions_key(settings.key_prefix, settings.game)], args=args))
+            except redis.RedisError as exc:
+                log.warning("owner_publish_failed", error=str(exc))
+
     replica = Replica(settings, host, topic, partitions, publish=publish, metrics=metrics)
     servicer = RulesServicer(settings, replica, host, metrics, owner_address)
     rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
@@ -286,7 +305,9 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
+    refresher = asyncio.create_task(keep_published())
     await stop.wait()
+    refresher.cancel()
     log.info("rules_stopping", game=settings.game)
     await health.enter_graceful_shutdown()
     await replica.close()  # leave the group: partitions move now, not after a timeout

@@ -13,12 +13,15 @@ from collections.abc import Iterator
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.errors import TopicAlreadyExistsError
+from kafka.errors import KafkaTimeoutError, TopicAlreadyExistsError
 from kafka.partitioner.default import murmur2
 
 from croupier.engine.codec import canonical_bytes, loads
 from croupier.engine.envelope import Envelope
 from croupier.rules.settings import KafkaSettings
+
+# How long a transaction's commit (or abort) may take before the append counts as failed.
+FINISH_TIMEOUT_MS = 15000
 
 
 def partition_for(game_id: str, partitions: int) -> int:
@@ -118,13 +121,32 @@ class PartitionWriter:
         try:
             for env in envelopes:
                 producer.send(self.topic, key=env.game_id.encode("utf-8"), value=encode_record(env), partition=self.partition)
-            producer.commit_transaction()
+            self._finish("commit")
         except Exception:
             try:
-                producer.abort_transaction()
+                self._finish("abort")
             except Exception:
                 pass
             raise
+
+    def _finish(self, how: str) -> None:
+        """Commit or abort the open transaction, waiting at most FINISH_TIMEOUT_MS.
+
+        kafka-python's commit_transaction() waits for the broker's answer without a bound: a
+        broker restarted at the wrong moment left it waiting for good, and with it the
+        partition (every command timed out). A timeout raises, so the owner answers the
+        batch with a retryable error and starts again with a new writer, whose
+        init_transactions settles the old transaction."""
+        producer = self._producer
+        manager = getattr(producer, "_transaction_manager", None)
+        sender = getattr(producer, "_sender", None)
+        if manager is None or sender is None:  # another kafka-python: its own (unbounded) wait
+            producer.commit_transaction() if how == "commit" else producer.abort_transaction()
+            return
+        result = manager.begin_commit() if how == "commit" else manager.begin_abort()
+        sender.wakeup()
+        if not result.wait(timeout_ms=FINISH_TIMEOUT_MS):
+            raise KafkaTimeoutError(f"the broker did not {how} the transaction within {FINISH_TIMEOUT_MS} ms")
 
     def close(self) -> None:
         try:
@@ -134,7 +156,7 @@ class PartitionWriter:
 
 
 def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start: int = 0,
-                   poll_ms: int = 200) -> Iterator[Envelope]:
+                   poll_ms: int = 200, stall_s: float = 60.0) -> Iterator[Envelope]:
     """Every committed envelope of a partition from `start` up to its current end
     (read_committed: the last stable offset), in order."""
     tp = TopicPartition(topic, partition)
@@ -153,9 +175,18 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
         if end <= start:
             return
         consumer.seek(tp, start)
-        while consumer.position(tp) < end:
+        progress, where = time.monotonic(), start
+        while (position := consumer.position(tp)) < end:
+            if position != where:
+                progress, where = time.monotonic(), position
             batch = consumer.poll(timeout_ms=poll_ms, max_records=5000)
-            for record in batch.get(tp, ()):
+            records = batch.get(tp, ())
+            if records:
+                progress = time.monotonic()
+            elif time.monotonic() - progress > stall_s:
+                # The broker went away mid-read: fail (the caller retries) rather than wait for good.
+                raise TimeoutError(f"reading {topic}/{partition} made no progress for {stall_s:.0f} s")
+            for record in records:
                 if record.offset >= end:
                     break
                 yield decode_record(record.value)

@@ -120,7 +120,7 @@ class KafkaNode:
         if (self.data_dir / "meta.properties").exists():
             return
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = new_cluster_id()
         argv = self._java(
             "kafka.tools.StorageTool", "format", "--standalone", "-t", cluster_id,
             "-c", str(self.config_path), "--ignore-formatted", heap="256m",
@@ -144,6 +144,15 @@ class KafkaNode:
         if not port_open(self.settings.host, self.settings.kafka_port):
             return False
         return broker_ready(self.endpoint, timeout)
+
+
+def new_cluster_id() -> str:
+    """A random cluster id (base64url of 16 bytes), never starting with '-': the storage
+    tool would read such an id as an option and refuse to format (1 start in 64)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def broker_ready(bootstrap: str, timeout: float = 3.0) -> bool:

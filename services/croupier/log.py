@@ -25,6 +25,27 @@ __all__ = ["LogSettings", "configure", "configure_cli", "get_logger"]
 _configured: LogSettings | None = None
 
 
+class _Current:
+    """sys.stdout or sys.stderr as it is when a line is written, not when logging was set
+    up: whoever swaps the stream (a test's capture, an embedding program) is followed, and a
+    stream closed since is never written to."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def _stream(self) -> Any:
+        return getattr(sys, self._name)
+
+    def write(self, text: str) -> int:
+        return self._stream().write(text)
+
+    def flush(self) -> None:
+        self._stream().flush()
+
+    def isatty(self) -> bool:
+        return self._stream().isatty()
+
+
 def configure(settings: LogSettings | None = None) -> None:
     """Configure structlog (and the stdlib root logger that libraries use) once.
 
@@ -36,7 +57,7 @@ def configure(settings: LogSettings | None = None) -> None:
     if settings == _configured:
         return
     level = logging.getLevelNamesMapping()[settings.level.upper()]
-    stream = sys.stdout if settings.format == "json" else sys.stderr
+    stream = _Current("stdout" if settings.format == "json" else "stderr")
 
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,

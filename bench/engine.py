@@ -69,6 +69,7 @@ def bench_game(spec, games: int) -> dict:
     recorded = record_games(spec, games)
     decide, evolve, legal = spec.decide, spec.evolve, spec.legal_actions
     commands = 0
+    c0 = time.process_time()
     t0 = time.perf_counter()
     for _start, steps in recorded:
         for table_state, command, _events in steps:
@@ -80,14 +81,17 @@ def bench_game(spec, games: int) -> dict:
                 game = evolve(game, event)
             commands += 1
     t_cmd = time.perf_counter() - t0
+    c_cmd = time.process_time() - c0
 
     all_events = [(steps[0][0].game if steps else None, [e for _s, _c, evs in steps for e in evs]) for _st, steps in recorded]
     n_events = sum(len(evs) for _g, evs in all_events)
+    c0 = time.process_time()
     t0 = time.perf_counter()
     for game, events in all_events:
         for event in events:
             game = evolve(game, event)
     t_replay = time.perf_counter() - t0
+    c_replay = time.process_time() - c0
 
     # Memory: tables held mid-game (as a rules service holds them).
     mids = [steps[len(steps) // 2][0] for _s, steps in recorded if steps]
@@ -107,6 +111,9 @@ def bench_game(spec, games: int) -> dict:
         "commands_per_s": round(commands / t_cmd, 1) if t_cmd else None,
         "events": n_events,
         "replay_events_per_s": round(n_events / t_replay, 1) if t_replay else None,
+        # Per CPU-second of this process: what one core does, even on a busy machine.
+        "commands_per_cpu_s": round(commands / c_cmd, 1) if c_cmd else None,
+        "replay_events_per_cpu_s": round(n_events / c_replay, 1) if c_replay else None,
         "bytes_per_live_game": round(per_game),
         "targets": {"commands_per_s": TARGET_COMMANDS, "replay_events_per_s": TARGET_REPLAY},
         "meets_targets": bool(t_cmd and commands / t_cmd >= TARGET_COMMANDS and t_replay and n_events / t_replay >= TARGET_REPLAY),
@@ -130,7 +137,8 @@ def main(argv=None) -> int:
         spec = registry.get(game_id)
         r = bench_game(spec, args.games)
         results[game_id] = r
-        print(f"{game_id:<12} {r['commands_per_s']:>10,.0f} commands/s  {r['replay_events_per_s']:>10,.0f} events/s replayed  "
+        print(f"{game_id:<12} {r['commands_per_s']:>10,.0f} commands/s ({r['commands_per_cpu_s']:,.0f}/CPU-s)  "
+              f"{r['replay_events_per_s']:>10,.0f} events/s replayed ({r['replay_events_per_cpu_s']:,.0f}/CPU-s)  "
               f"{r['bytes_per_live_game']:>8,} B/live game  ({r['commands']} commands, {r['events']} events)", flush=True)
     path = write("engine", {"games": results})
     print(f"wrote {path}")

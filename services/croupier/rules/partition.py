@@ -78,6 +78,7 @@ class PartitionOwner:
         metrics: Any = None,
         on_fenced: Callable[[int], None] | None = None,
         still_assigned: Callable[[], bool] | None = None,
+        append_executor: ThreadPoolExecutor | None = None,
     ):
         self.host = host
         self.partition = partition
@@ -87,6 +88,10 @@ class PartitionOwner:
         self._writer: Any = None
         self._queue: asyncio.Queue[Pending] = asyncio.Queue()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"writer-{partition}")
+        # Appends may go to a thread the replica's partitions share (see Replica): one
+        # thread per partition meant 16+ threads fighting the event loop for the GIL, and
+        # batches of one command each.
+        self._append_executor = append_executor or self._executor
         self._max_batch = max_batch
         self._window = dedupe_window
         self._task: asyncio.Task | None = None
@@ -197,7 +202,7 @@ class PartitionOwner:
         if records:
             started = time.perf_counter()
             try:
-                await loop.run_in_executor(self._executor, self._writer.append, records)
+                await loop.run_in_executor(self._append_executor, self._writer.append, records)
             except Exception as exc:
                 if not _fenced(exc):
                     log.warning("append_failed", partition=self.partition, error=str(exc))

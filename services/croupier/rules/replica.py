@@ -14,6 +14,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import structlog
 from kafka import KafkaConsumer
@@ -139,6 +140,12 @@ class Replica:
         self.assigned: frozenset[int] = frozenset()
         self.membership: Membership | None = None
         self.last_rebuild: dict[str, float] = {}
+        # Every owned partition's transactions run on these threads (one by default), so
+        # the partitions' commands queue up while another partition commits and the next
+        # transaction carries them all: group commit across partitions, and few threads
+        # contending with the event loop for the GIL. Fencing stays per partition: each
+        # partition keeps its own transactional producer.
+        self._append_executor = ThreadPoolExecutor(max_workers=settings.append_threads, thread_name_prefix="append")
 
     def start(self) -> None:
         self.membership = Membership(self, asyncio.get_running_loop())
@@ -149,6 +156,7 @@ class Replica:
             self.membership.stop()
             await asyncio.get_running_loop().run_in_executor(None, self.membership.join, 20)
         await self.revoke(list(self.owners))
+        self._append_executor.shutdown(wait=False)
 
     def owner_of(self, partition: int) -> PartitionOwner | None:
         return self.owners.get(partition)
@@ -177,6 +185,7 @@ class Replica:
             max_batch=s.max_batch, dedupe_window=s.dedupe_window,
             on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
             still_assigned=lambda p=p: self.membership is None or p in self.assigned,
+            append_executor=self._append_executor,
         )
         start = 0
         if previous is not None:

@@ -67,6 +67,7 @@ class RulesSettings:
     key_prefix: str = ""
     max_batch: int = 256
     dedupe_window: int = 128
+    append_threads: int = 1
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
 
     @classmethod
@@ -82,5 +83,6 @@ class RulesSettings:
             key_prefix=env_str("CROUPIER_KEY_PREFIX", ""),
             max_batch=env_int("CROUPIER_RULES_MAX_BATCH", 256, 1),
             dedupe_window=env_int("CROUPIER_RULES_DEDUPE_WINDOW", 128, 1),
+            append_threads=env_int("CROUPIER_RULES_APPEND_THREADS", 1, 1),
             kafka=KafkaSettings.from_env(),
         )

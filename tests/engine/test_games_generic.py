@@ -89,3 +89,18 @@ def test_every_game_has_the_same_file_layout(game_id):
         assert (root / f"{name}.py").exists(), f"{game_id} lacks {name}.py"
     assert list((root / "content").glob("*.yaml")), f"{game_id} has no content/*.yaml"
     assert (Path(__file__).resolve().parents[2] / "docs" / "games" / f"{game_id}.md").exists()
+
+
+def test_selfplay_shared_among_processes_reports_the_same_games_and_digest():
+    spec = registry.get("journey")
+    alone = selfplay(spec, games=7, seed=11).as_dict()
+    shared = selfplay(spec, games=7, seed=11, jobs=3).as_dict()
+    assert alone["games"] == 7 and alone["commands"] > 0
+    assert shared == alone
+
+
+def test_selfplay_jobs_flag_is_checked(capsys):
+    from croupier.cli.main import main
+
+    assert main(["selfplay", "journey", "--games", "2", "--jobs", "0"]) == 2
+    assert "--jobs must be between 1 and 64" in capsys.readouterr().err

@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seat-bots", default=None, help="comma list of bots per seat, rotated each game (e.g. heuristic,random)")
     p.add_argument("--option", action="append", default=[], metavar="K=V", help="game option (repeatable)")
     p.add_argument("--quick", action="store_true", help="check a legal action per step instead of all of them")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes to share the games (default 1); the report and digest do not depend on it")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_selfplay)
 
@@ -68,10 +70,12 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
         seat_bots = [b.strip() for b in args.seat_bots.split(",")] if args.seat_bots else None
         if args.games < 1:
             raise Rejection("invalid_games", "--games must be at least 1", "malformed")
+        if not 1 <= args.jobs <= 64:
+            raise Rejection("invalid_jobs", "--jobs must be between 1 and 64", "malformed")
         start = time.perf_counter()
         report = selfplay(
             spec, games=args.games, seed=args.seed, players=args.players, bot=args.bot,
-            seat_bots=seat_bots, options=options, check_all_legal=not args.quick,
+            seat_bots=seat_bots, options=options, check_all_legal=not args.quick, jobs=args.jobs,
         )
         elapsed = time.perf_counter() - start
     except Rejection as exc:

@@ -273,6 +273,51 @@ def digest_of(tables: Sequence[LocalTable]) -> str:
     return h.hexdigest()
 
 
+def _lineup(spec: GameSpec, i: int, players: int | None, bot: str, seat_bots: Sequence[str] | None):
+    seats = players or (spec.min_seats + i % (spec.max_seats - spec.min_seats + 1))
+    spec.check_seats(seats)
+    names = list(seat_bots) if seat_bots else [bot] * seats
+    if seat_bots:
+        # Rotate mixed line-ups so no bot always sits in the same seat.
+        names = [names[(s + i) % len(names)] for s in range(seats)]
+    return seats, names
+
+
+def _play_games(spec: GameSpec, indices: Sequence[int], *, seed: int, players: int | None, bot: str,
+                seat_bots: Sequence[str] | None, parsed: Mapping[str, Any], check_all_legal: bool):
+    """Games `indices`: the report of them, and each game's event hashes in order."""
+    report = SelfplayReport(game=spec.id)
+    hashes: list[list[str]] = []
+    for i in indices:
+        seats, names = _lineup(spec, i, players, bot, seat_bots)
+        table = play_one(
+            spec, seats=seats, seat_bots=names, options=parsed, seed=seed, index=i,
+            report=report, check_all_legal=check_all_legal,
+        )
+        hashes.append([env.hash for env in table.envelopes])
+    return report, hashes
+
+
+def _play_chunk(args: tuple) -> tuple[SelfplayReport, list[list[str]]]:
+    game_id, indices, kwargs = args
+    from croupier.engine import registry
+
+    return _play_games(registry.get(game_id), indices, **kwargs)
+
+
+def _merge(into: SelfplayReport, part: SelfplayReport) -> None:
+    for f in dataclasses.fields(SelfplayReport):
+        if f.name in ("game", "digest"):
+            continue
+        mine, theirs = getattr(into, f.name), getattr(part, f.name)
+        if isinstance(mine, Counter):
+            mine.update(theirs)
+        elif isinstance(mine, list):
+            mine.extend(theirs)
+        else:
+            setattr(into, f.name, mine + theirs)
+
+
 def selfplay(
     spec: GameSpec,
     *,
@@ -283,23 +328,52 @@ def selfplay(
     seat_bots: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
     check_all_legal: bool = True,
+    jobs: int = 1,
 ) -> SelfplayReport:
-    """Play `games` games. Seat counts cycle through the game's range unless `players`."""
+    """Play `games` games. Seat counts cycle through the game's range unless `players`.
+
+    With jobs > 1 the games are shared among that many processes. Each game depends only on
+    (seed, index), and the digest is taken over the games in index order, so the report and
+    the digest are the same for any number of jobs."""
     parsed = spec.parse_options(options)
+    for i in range(min(games, spec.max_seats - spec.min_seats + 1)):
+        _lineup(spec, i, players, bot, seat_bots)  # a bad --players fails before any game
+    kwargs = dict(seed=seed, players=players, bot=bot, seat_bots=seat_bots, parsed=parsed,
+                  check_all_legal=check_all_legal)
+    jobs = max(1, min(jobs, games))
+    if jobs == 1:
+        parts = [_play_games(spec, range(games), **kwargs)]
+    else:
+        import multiprocessing
+
+        # Interleaved slices: seat counts and long games spread evenly over the processes.
+        chunks = [(spec.id, range(j, games, jobs), kwargs) for j in range(jobs)]
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            parts = pool.map(_play_chunk, chunks)
     report = SelfplayReport(game=spec.id)
+    by_index: dict[int, list[str]] = {}
+    if jobs == 1:
+        by_index = dict(enumerate(parts[0][1]))
+    else:
+        for j, (_, hashes) in enumerate(parts):
+            by_index.update(zip(range(j, games, jobs), hashes))
+    for part, _ in parts:
+        _merge(report, part)
+    if jobs > 1:
+        # Errors in index order, as a single process reports them.
+        report.errors.sort(key=lambda e: _error_index(e, seed, spec.id))
     digest = hashlib.sha256()
     for i in range(games):
-        seats = players or (spec.min_seats + i % (spec.max_seats - spec.min_seats + 1))
-        spec.check_seats(seats)
-        names = list(seat_bots) if seat_bots else [bot] * seats
-        if seat_bots:
-            # Rotate mixed line-ups so no bot always sits in the same seat.
-            names = [names[(s + i) % len(names)] for s in range(seats)]
-        table = play_one(
-            spec, seats=seats, seat_bots=names, options=parsed, seed=seed, index=i,
-            report=report, check_all_legal=check_all_legal,
-        )
-        for env in table.envelopes:
-            digest.update(env.hash.encode())
+        for h in by_index[i]:
+            digest.update(h.encode())
     report.digest = digest.hexdigest()
     return report
+
+
+def _error_index(error: str, seed: int, game_id: str) -> int:
+    prefix = f"selfplay-{game_id}-{seed}-"
+    if error.startswith(prefix):
+        head = error[len(prefix):].split(" ", 1)[0]
+        if head.isdigit():
+            return int(head)
+    return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import random
 import uuid
 from collections.abc import Callable, Sequence
@@ -110,6 +111,8 @@ async def play_seat(client: Client, game_id: str, seat: int, token: str, bot_nam
         if not update.actions or update.over:
             return
         pause = pace_s() if callable(pace_s) else pace_s
+        if inspect.isawaitable(pause):
+            pause = await pause
         if pause:
             await asyncio.sleep(pause)
         action = bot(update.view, update.actions, rng)

@@ -7,6 +7,13 @@ with bots (bots.play_seat: every seat follows its own stream and picks among its
 pausing a think time before each move, then opens the next one, until the duration is up.
 --ramp spreads the slots' first tables evenly over its seconds.
 
+--stagger (the default with a think time) starts the measured run in the steady state of a
+live platform rather than with every table at its first move: before the start, each table
+plays a random share of its first game (uniform over the bots' mean game length, which each
+worker measures by playing a few games in process) with no think time. Those warm-up moves
+are not in the report (it gives their count and time under "stagger"). Without it, a run
+shorter than a game never sees a game end.
+
 Latency is from submitting a command to its acknowledgement (the gateway's answer; moves are
 submitted with wait=false, so the answer comes once the rules service has committed the
 events). It goes into log-bucket histograms (`Histogram`, ~1 % wide buckets, exact max) that
@@ -43,6 +50,7 @@ from croupier.engine import registry
 from croupier_gateway.client import GatewayError
 
 REPORT_VERSION = 1
+STAGGER_TIMEOUT_S = 1800.0
 EXPECTED_REFUSALS = {(409, None), (422, "not_your_turn"), (422, "game_over")}
 
 
@@ -137,6 +145,7 @@ class Config:
     cleanup: bool = True
     seed: int = 0
     progress: bool = True
+    stagger: bool = False
 
     def seats_for(self, game: str) -> int:
         spec = registry.get(game)
@@ -149,7 +158,8 @@ class Config:
     def as_dict(self) -> dict[str, Any]:
         return {"games": list(self.games), "tables": self.tables, "duration_s": self.duration_s,
                 "ramp_s": self.ramp_s, "protocol": self.protocol, "bot": self.bot, "think_ms": self.think_ms,
-                "workers": self.workers, "target": self.target, "seats": self.seats, "check": self.check}
+                "workers": self.workers, "target": self.target, "seats": self.seats, "check": self.check,
+                "stagger": self.stagger}
 
 
 def make_client(protocol: str, address: str, timeout_s: float = 30.0, connections: int = 100):
@@ -199,14 +209,18 @@ class TimedClient:
     """The gateway client with every command timed: create_table, join (as join_seat) and
     submit (by the action's type). Everything else passes through untouched."""
 
-    def __init__(self, client: Any, tally: Tally, game: str, running: dict[str, str] | None = None):
+    def __init__(self, client: Any, owner: Any, game: str, running: dict[str, str] | None = None):
         self.client = client
-        self.tally = tally
+        self.owner = owner  # anything with a `tally` (a Worker): read at each call, as it is reset
         self.game = game
         self.running = running  # a table is "running" from its creation: the time may cut it short
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
+
+    @property
+    def tally(self) -> Tally:
+        return self.owner.tally
 
     async def _timed(self, kind: str, call, *, retry_throttled: bool = True):
         for attempt in range(60):
@@ -270,6 +284,49 @@ class Worker:
         self.running: dict[str, str] = {}  # game_id -> game type, tables opened and not over
         self.samples: dict[str, list[FinishedGame]] = {}
         self.rng = random.Random(f"{cfg.seed}:{index}")
+        self.measured = asyncio.Event()  # set when the measured run starts (at once without stagger)
+        self.warming = 0  # tables still playing their warm-up moves
+        self.warm_moves = 0
+        self.all_warm = asyncio.Event()
+
+    def mean_moves(self, game: str, games: int = 3) -> float:
+        """The bots' mean moves per game of `game`, from a few games played in process."""
+        from croupier.engine.selfplay import SelfplayReport, play_one
+
+        spec = registry.get(game)
+        seats = self.cfg.seats_for(game)
+        report = SelfplayReport(game=game)
+        for i in range(games):
+            play_one(spec, seats=seats, seat_bots=[self.cfg.bot] * seats, options=spec.parse_options({}),
+                     seed=self.cfg.seed, index=i, report=report, verify=False)
+        return report.commands / games
+
+    def warm_pace(self, target: int):
+        """The pause before each move of a staggered table: none for its first `target` moves,
+        then (once the table is marked warm) it waits for the measured start, then think
+        times. Returns the pace function and the `mark` that says the table is warm."""
+        moves = 0
+        done = False
+
+        def mark() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                self.warming -= 1
+                if self.warming == 0:
+                    self.all_warm.set()
+
+        async def pace() -> float:
+            nonlocal moves
+            moves += 1
+            if moves <= target and not self.measured.is_set():
+                self.warm_moves += 1
+                return 0.0
+            mark()
+            await self.measured.wait()
+            return self.think()
+
+        return pace, mark
 
     def think(self) -> float:
         """A think time drawn uniformly from [0.5, 1.5] x --think-ms: the mean is --think-ms,
@@ -283,20 +340,32 @@ class Worker:
 
         cfg = self.cfg
         game = cfg.game_of_slot(slot)
-        timed = TimedClient(client, self.tally, game, self.running)
-        await asyncio.sleep(max(0.0, self.start + cfg.ramp_s * slot / cfg.tables - time.monotonic()))
+        timed = TimedClient(client, self, game, self.running)
+        mark = None
+        if cfg.stagger:
+            pace, mark = self.warm_pace(self.rng.randrange(max(1, int(self.moves_per_game[game]))))
+        else:
+            pace = self.think
+            await asyncio.sleep(max(0.0, self.start + cfg.ramp_s * slot / cfg.tables - time.monotonic()))
         while time.monotonic() < self.deadline:
             game_id = None
             try:
                 bots = [cfg.bot] * cfg.seats_for(game)
                 game_id, tokens = await create_and_seat(timed, game, bots)
                 seats = [asyncio.ensure_future(play_seat(timed, game_id, seat, token, cfg.bot, seed=cfg.seed,
-                                                         pace_s=self.think)) for seat, token in enumerate(tokens)]
+                                                         pace_s=pace)) for seat, token in enumerate(tokens)]
                 try:
                     await asyncio.gather(*seats)
                 finally:
                     for task in seats:  # one seat failed: stop the others too
                         task.cancel()
+                    if mark is not None:  # the first game ended (or failed) within its warm-up
+                        mark()
+                        mark = None
+                        pace = self.think
+                        await self.measured.wait()
+                if not self.measured.is_set():
+                    continue
                 self.running.pop(game_id, None)
                 self.tally.finished[game] = self.tally.finished.get(game, 0) + 1
                 kept = self.samples.setdefault(game, [])
@@ -309,6 +378,11 @@ class Worker:
                     self.tally.error(error_kind(exc))
                 if game_id is None:
                     await asyncio.sleep(0.5)  # could not open a table: do not spin
+                if mark is not None:
+                    mark()
+                    mark = None
+                    pace = self.think
+                    await self.measured.wait()
 
     async def ticker(self) -> None:
         second = 0
@@ -325,12 +399,40 @@ class Worker:
         t.tick = Histogram()
         t.tick_errors = 0
 
-    async def run(self) -> None:
+    async def run(self, go: Any = None, start_value: Any = None) -> None:
         cfg = self.cfg
         slots = [s for s in range(cfg.tables) if s % cfg.workers == self.index]
         client = make_client(cfg.protocol, cfg.target,
                              connections=sum(cfg.seats_for(cfg.game_of_slot(s)) for s in slots))
+        if cfg.stagger:
+            self.moves_per_game = {g: self.mean_moves(g) for g in sorted({cfg.game_of_slot(s) for s in slots})}
+            self.warming = len(slots)
+            self.deadline = math.inf
+        elif go is not None:
+            self.out.put({"type": "ready", "worker": self.index})
+            await asyncio.get_running_loop().run_in_executor(None, go.wait)
+            self.start = start_value.value
+            self.deadline = self.start + cfg.duration_s
+        if not cfg.stagger:
+            self.measured.set()
         tasks = [asyncio.create_task(self.slot(client, s)) for s in slots]
+        if cfg.stagger:
+            warm_started = time.monotonic()
+            if slots:
+                await self.all_warm.wait()
+            warm = {"moves": self.warm_moves, "seconds": round(time.monotonic() - warm_started, 3),
+                    "errors": sum(self.tally.errors.values())}
+            self.out.put({"type": "ready", "worker": self.index, "warm": warm})
+            if go is not None:
+                await asyncio.get_running_loop().run_in_executor(None, go.wait)
+                self.start = start_value.value
+            else:
+                self.start = time.monotonic()
+            self.deadline = self.start + cfg.duration_s
+            opened = self.tally.opened
+            self.tally = Tally(opened=opened)  # the warm-up is not in the report
+            await asyncio.sleep(max(0.0, self.start - time.monotonic()))
+            self.measured.set()
         ticker = asyncio.create_task(self.ticker())
         try:
             await asyncio.sleep(max(0.0, self.deadline - time.monotonic()))
@@ -368,10 +470,8 @@ def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any) ->
 
     for game in cfg.games:
         bot_for(registry.get(game), cfg.bot)
-    out.put({"type": "ready", "worker": index})
-    go.wait()
     try:
-        asyncio.run(Worker(index, cfg, start_value.value, out).run())
+        asyncio.run(Worker(index, cfg, 0.0, out).run(go, start_value))
     except Exception as exc:  # the parent must always hear back
         out.put({"type": "failed", "worker": index, "error": f"{type(exc).__name__}: {exc}"})
 
@@ -382,6 +482,7 @@ def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any) ->
 class Timeline:
     def __init__(self) -> None:
         self.seconds: dict[int, dict[str, Any]] = {}
+        self.stagger: dict[str, Any] | None = None  # the warm-up's moves, seconds and errors
 
     def add(self, msg: Mapping[str, Any]) -> None:
         row = self.seconds.setdefault(msg["t"], {"hist": Histogram(), "errors": 0, "running": {}, "finished": {}})
@@ -417,14 +518,35 @@ def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
     for p in procs:
         p.start()
     ready = 0
+    warm: list[dict] = []
+    early: list[dict] = []
+    warm_started = time.monotonic()
+    if cfg.stagger and cfg.progress:
+        print("stagger: playing each table to a random point of its first game ...", file=sys.stderr, flush=True)
     while ready < cfg.workers:
-        msg = out.get(timeout=120)
+        # A staggered start plays many moves first: allow it time (and say why it ends).
+        msg = out.get(timeout=STAGGER_TIMEOUT_S if cfg.stagger else 120)
         if msg["type"] == "ready":
             ready += 1
+            if "warm" in msg:
+                warm.append(msg["warm"])
+        elif msg["type"] == "failed":
+            early.append(msg)
+            ready += 1
+    if warm:
+        moves = sum(w["moves"] for w in warm)
+        seconds = round(time.monotonic() - warm_started, 3)
+        cfg_warm = {"moves": moves, "seconds": seconds, "errors": sum(w["errors"] for w in warm)}
+        if cfg.progress:
+            print(f"stagger: {moves} warm-up moves in {seconds:g} s; the measured run starts now", file=sys.stderr,
+                  flush=True)
+    else:
+        cfg_warm = None
     start_value.value = time.monotonic() + 0.2
     go.set()
     timeline = Timeline()
-    finals: list[dict] = []
+    timeline.stagger = cfg_warm
+    finals: list[dict] = list(early)
     errors_total = 0
     shown = 0
     tty = sys.stderr.isatty()
@@ -613,6 +735,7 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
         "errors": sum(errors.values()),
         "errors_by_kind": dict(sorted(errors.items())),
         "refusals": dict(sorted(refusals.items())),
+        "stagger": timeline.stagger,
         "rate_limited": rate_limited,
         "tables": {"opened": opened, "finished": sum(finished.values()), "unfinished": len(unfinished),
                    "force_ended": 0},
@@ -634,6 +757,10 @@ def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
     served = ""
     if report["offered_moves_per_s"]:
         served = f" of {report['offered_moves_per_s']:,.1f} offered ({report['served_ratio'] * 100:.1f} %)"
+    if report.get("stagger"):
+        w = report["stagger"]
+        line(f"  stagger     {w['moves']:,} warm-up moves in {w['seconds']:g} s before the run (not measured; "
+             f"{w['errors']} error(s))")
     line(f"  throughput  {report['throughput_per_s']:,.1f} commands/s ({report['commands']:,} commands; "
          f"moves {report['moves_per_s']:,.1f}/s{served})")
     line(f"  latency     p50 {lat['p50_ms']} ms  p95 {lat['p95_ms']} ms  p99 {lat['p99_ms']} ms  max {lat['max_ms']} ms")

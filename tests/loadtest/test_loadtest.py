@@ -68,7 +68,7 @@ def test_loadtest_every_game_over_grpc(stack_services, tmp_path):
     """Every game type over gRPC; no operator token, so the sample's logs are read from Kafka."""
     done, report = loadtest(stack_services, tmp_path, "grpc", "--game", "all", "--tables", "10", "--duration", "15",
                             "--ramp", "2", "--protocol", "grpc", "--target", stack_services.grpc_address,
-                            "--bot", "random", "--workers", "2", "--think-ms", "20",
+                            "--bot", "random", "--workers", "2", "--think-ms", "20", "--no-stagger",
                             # one seat where a game allows it (journey, delve): short games, so some finish
                             "--seats", "1", token=None)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
@@ -80,6 +80,27 @@ def test_loadtest_every_game_over_grpc(stack_services, tmp_path):
     # The live progress line, once a second, on stderr; the report on stdout.
     assert "cmd/s" in done.stderr and "p99" in done.stderr and "tables running" in done.stderr
     assert "throughput" in done.stdout and "check       passed" in done.stdout
+
+
+@pytest.mark.integration
+def test_staggered_start_sees_games_end_in_a_run_shorter_than_a_game(stack_services, tmp_path):
+    """With a think time, tables first play to a random point of their first game, unmeasured,
+    so a run shorter than a whole game (two-seat journeys: ~85 moves at 100 ms = ~8 s; the run
+    is 6 s) still sees games end, as a live platform does. The warm-up is reported apart and
+    none of its commands is in the figures."""
+    done, report = loadtest(stack_services, tmp_path, "stagger", "--game", "journey", "--tables", "12",
+                            "--duration", "6", "--think-ms", "100", "--seats", "2", "--workers", "2",
+                            "--target", stack_services.grpc_address, token=None)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert report["config"]["stagger"] is True
+    warm = report["stagger"]
+    assert warm["moves"] > 0 and warm["errors"] == 0 and warm["seconds"] > 0
+    check_consistent(report, ("journey",))
+    assert report["games_finished"]["journey"] >= 1
+    # Measured moves are at most what 12 tables can ask in 6 s at >= 50 ms a move: the
+    # warm-up's moves (played with no think time) are not among them.
+    assert report["moves"] <= 12 * 6 / 0.05
+    assert "warm-up moves" in done.stdout and "stagger:" in done.stderr
 
 
 @pytest.mark.integration

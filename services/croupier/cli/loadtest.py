@@ -112,6 +112,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-tables", action="store_true", help="do not force-end the tables the time cut short")
     p.add_argument("--seed", type=int, default=0, help="seed of the bots and think times (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--stagger", action=argparse.BooleanOptionalAction, default=None,
+                   help="before the measured run, play each table to a random point of its first game with no "
+                        "think time, so the run sees games end as a live platform does (default: on with --think-ms)")
     p.set_defaults(func=cmd_loadtest)
 
 
@@ -131,6 +134,7 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
     cfg = Config(games=games, tables=args.tables, duration_s=args.duration, ramp_s=args.ramp, protocol=args.protocol,
                  bot=args.bot, think_ms=args.think_ms, workers=min(args.workers, args.tables), target=target,
                  seats=args.seats, http_target=http_target, operator_token=token, check=args.check,
-                 cleanup=not args.keep_tables, seed=args.seed, progress=not args.quiet)
+                 cleanup=not args.keep_tables, seed=args.seed, progress=not args.quiet,
+                 stagger=bool(args.think_ms) if args.stagger is None else args.stagger)
     code, _report = run(cfg, json_path=args.json, plot_path=args.plot)
     return code

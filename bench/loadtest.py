@@ -218,7 +218,7 @@ def summary(report: dict) -> dict:
             "p50_ms": lat["p50_ms"], "p95_ms": lat["p95_ms"], "p99_ms": lat["p99_ms"], "max_ms": lat["max_ms"],
             "errors": report["errors"], "errors_by_kind": report["errors_by_kind"],
             "games_finished": report["games_finished"], "check_passed": report["check"]["passed"],
-            "exit_code": report["exit_code"], "cpu": report["cpu"]}
+            "exit_code": report["exit_code"], "cpu": report["cpu"], "stagger": report.get("stagger")}
 
 
 def failover(launcher: Launcher, game: str, owned_within_s: float = 120.0) -> dict:

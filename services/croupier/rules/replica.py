@@ -46,6 +46,12 @@ class _Listener(ConsumerRebalanceListener):
             owner = self.m.replica.owners.get(p)
             if owner is not None:
                 owner.status = LOST  # an append under way is fenced by the next owner anyway
+        if gone:
+            # The group may give the same partitions straight back (a rebalance after the
+            # broker restarted does): the assignment then looks unchanged, and without this
+            # the partitions marked lost here were never taken again (every command to them
+            # was refused as unavailable for good).
+            self.m.replica.dirty = True
 
     def on_partitions_assigned(self, assigned):
         mine = [tp for tp in assigned if tp.topic == self.m.topic]
@@ -78,6 +84,7 @@ class Membership(threading.Thread):
 
     def run(self) -> None:
         last: frozenset[int] | None = None
+        reconciled = 0.0
         failures = 0
         try:
             while not self._stopping.is_set():
@@ -102,7 +109,9 @@ class Membership(threading.Thread):
                     continue
                 desired = frozenset(tp.partition for tp in assignment if tp.topic == self.topic)
                 self.replica.assigned = desired
-                if desired != last or self.replica.dirty:
+                lost = time.monotonic() - reconciled > 1.0 and self.replica.has_lost()
+                if desired != last or self.replica.dirty or lost:
+                    reconciled = time.monotonic()
                     last = desired
                     self.replica.dirty = False
                     asyncio.run_coroutine_threadsafe(self.replica.reconcile(desired), self.loop)
@@ -157,6 +166,14 @@ class Replica:
             await asyncio.get_running_loop().run_in_executor(None, self.membership.join, 20)
         await self.revoke(list(self.owners))
         self._append_executor.shutdown(wait=False)
+
+    def has_lost(self) -> bool:
+        """Whether a partition we hold is marked lost (a reconcile takes it again, or lets it
+        go). Read from the membership thread: a snapshot, as the loop may change the dict."""
+        try:
+            return any(o.status == LOST for o in tuple(self.owners.values()))
+        except RuntimeError:  # changed while copied: look again on the next poll
+            return False
 
     def owner_of(self, partition: int) -> PartitionOwner | None:
         return self.owners.get(partition)

@@ -30,6 +30,18 @@ from croupier.rules.store import PartitionWriter, read_partition, wait_for_parti
 
 log = structlog.get_logger("croupier.rules")
 
+MEMBERSHIP_CHECK_S = 2.0
+
+
+def _close_quietly(consumer) -> None:
+    try:
+        consumer.close()
+    except Exception:
+        pass
+
+# A poll waits at most ~200 ms, or up to 5 s between tries while the broker is away.
+MEMBERSHIP_STALL_S = 30.0
+
 
 class _Listener(ConsumerRebalanceListener):
     """The callbacks only stop commands at once (revoked) and pause fetching (assigned);
@@ -39,6 +51,8 @@ class _Listener(ConsumerRebalanceListener):
         self.m = membership
 
     def on_partitions_revoked(self, revoked):
+        if self.m.abandoned:
+            return
         gone = {tp.partition for tp in revoked if tp.topic == self.m.topic}
         # A reconcile still queued for an older assignment must not take these any more.
         self.m.replica.assigned = self.m.replica.assigned - gone
@@ -54,6 +68,8 @@ class _Listener(ConsumerRebalanceListener):
             self.m.replica.dirty = True
 
     def on_partitions_assigned(self, assigned):
+        if self.m.abandoned:
+            return
         mine = [tp for tp in assigned if tp.topic == self.m.topic]
         if mine:
             self.m.consumer.pause(*mine)
@@ -67,6 +83,11 @@ class Membership(threading.Thread):
         s = replica.settings
         self.topic = replica.topic
         self._stopping = threading.Event()  # not _stop: Thread has its own
+        # When the last poll returned (the replica's watchdog replaces a membership whose
+        # poll has not returned for MEMBERSHIP_STALL_S), and whether it was replaced: an
+        # abandoned membership that wakes up again changes nothing.
+        self.progress = time.monotonic()
+        self.abandoned = False
         self.consumer = KafkaConsumer(
             bootstrap_servers=s.kafka.bootstrap,
             group_id=f"croupier-rules.{self.topic}",
@@ -90,12 +111,14 @@ class Membership(threading.Thread):
             while not self._stopping.is_set():
                 try:
                     self.consumer.poll(timeout_ms=200)
+                    self.progress = time.monotonic()
                     failures = 0
                 except Exception as exc:
                     # The broker is away (a restart): keep trying. A thread that ended here
                     # would leave the replica serving partitions the group no longer gives
                     # it, and never taking any again.
                     failures += 1
+                    self.progress = time.monotonic()
                     log.warning("membership_poll_failed", error=str(exc), failures=failures)
                     self._stopping.wait(min(0.2 * 2 ** min(failures, 5), 5.0))
                     continue
@@ -108,6 +131,8 @@ class Membership(threading.Thread):
                 if coordinator is not None and coordinator.state != MemberState.STABLE:
                     continue
                 desired = frozenset(tp.partition for tp in assignment if tp.topic == self.topic)
+                if self.abandoned:
+                    break
                 self.replica.assigned = desired
                 lost = time.monotonic() - reconciled > 1.0 and self.replica.has_lost()
                 if desired != last or self.replica.dirty or lost:
@@ -159,8 +184,44 @@ class Replica:
     def start(self) -> None:
         self.membership = Membership(self, asyncio.get_running_loop())
         self.membership.start()
+        self._watchdog = asyncio.create_task(self._watch_membership(), name="membership-watchdog")
+
+    async def _watch_membership(self) -> None:
+        """Replace a membership whose consumer poll has stopped returning. kafka-python 3.0
+        can leave poll() waiting for good on its I/O thread after a group join under heavy
+        load (seen in py-spy: the membership thread in ensure_coordinator_ready, the broker
+        expiring the member 6 s after giving it the partitions); the replica then never
+        took a partition. A new consumer joins the group afresh."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(MEMBERSHIP_CHECK_S)
+            old = self.membership
+            if old is None or old._stopping.is_set():
+                continue
+            stalled = time.monotonic() - old.progress
+            if stalled < MEMBERSHIP_STALL_S:
+                continue
+            log.warning("membership_stalled", seconds=round(stalled, 1))
+            try:
+                fresh = await loop.run_in_executor(None, Membership, self, loop)
+            except Exception as exc:  # the broker is away: try again on the next check
+                log.warning("membership_restart_failed", error=str(exc))
+                continue
+            old.abandoned = True
+            old.stop()
+            # Leave the group if the old consumer still can (else the broker expires it), so
+            # the group's next rebalance does not wait for a member that will never rejoin.
+            threading.Thread(target=_close_quietly, args=(old.consumer,), name="close-stalled-membership",
+                             daemon=True).start()
+            self.membership = fresh
+            self.dirty = True
+            fresh.start()
+            log.info("membership_restarted")
 
     async def close(self) -> None:
+        watchdog = getattr(self, "_watchdog", None)
+        if watchdog is not None:
+            watchdog.cancel()
         if self.membership:
             self.membership.stop()
             await asyncio.get_running_loop().run_in_executor(None, self.membership.join, 20)

@@ -24,6 +24,17 @@ def _slots(cls: type) -> tuple[str, ...]:
     return names
 
 
+def _twin(cls: type) -> type:
+    """A plain class with the same slots as the frozen record `cls`: a copy is filled in as
+    one of these (plain attribute stores, the fastest there are) and then becomes a `cls`
+    (the layouts are the same, so CPython allows the change of class)."""
+    names = _slots(cls)
+    twin = type(f"_Blank{cls.__name__}", (), {"__slots__": names})
+    probe = object.__new__(twin)
+    probe.__class__ = cls  # raises TypeError now, not at the first event, if the layouts differ
+    return twin
+
+
 def replacer(cls: type, groups: Mapping[str, type] | None = None) -> Callable[..., Any]:
     """replace(record, **changes) for `cls`, a frozen dataclass with slots."""
     names = _slots(cls)
@@ -37,12 +48,9 @@ def replacer(cls: type, groups: Mapping[str, type] | None = None) -> Callable[..
                 raise TypeError(f"{name!r} is a field of both {cls.__name__} and {inner.__name__}")
             owner[name] = group
     scope: dict[str, Any] = {"_new": object.__new__}
-
-    def setter(c: type, name: str) -> str:
-        # the slot's own descriptor sets it on a fresh object (the frozen __setattr__ refuses)
-        var = f"_set_{c.__name__}_{name}"
-        scope[var] = c.__dict__[name].__set__
-        return var
+    for c in (cls, *groups.values()):
+        scope[f"_cls_{c.__name__}"] = c
+        scope[f"_blank_{c.__name__}"] = _twin(c)
 
     def compile_for(key: tuple[str, ...]) -> Callable[..., Any]:
         for name in key:
@@ -52,20 +60,18 @@ def replacer(cls: type, groups: Mapping[str, type] | None = None) -> Callable[..
                 raise TypeError(f"{name!r} and {owner[name]!r} changed together")
         params = [f"v{i}" for i in range(len(key))]
         value = dict(zip(key, params))
-        lines = [f"def replace(o, {', '.join(params)}):", f"    n = _new(_cls_{cls.__name__})"]
-        scope[f"_cls_{cls.__name__}"] = cls
+        lines = [f"def replace(o, {', '.join(params)}):", f"    n = _new(_blank_{cls.__name__})"]
         for name in names:
             inner = groups.get(name)
-            changed = [k for k in key if owner[k] == name]
-            if inner is not None and changed:
+            if inner is not None and any(owner[k] == name for k in key):
                 lines.append(f"    g = o.{name}")
-                lines.append(f"    r = _new(_cls_{inner.__name__})")
-                scope[f"_cls_{inner.__name__}"] = inner
-                for field in _slots(inner):
-                    lines.append(f"    {setter(inner, field)}(r, {value.get(field, f'g.{field}')})")
-                lines.append(f"    {setter(cls, name)}(n, r)")
+                lines.append(f"    r = _new(_blank_{inner.__name__})")
+                lines += [f"    r.{field} = {value.get(field, f'g.{field}')}" for field in _slots(inner)]
+                lines.append(f"    r.__class__ = _cls_{inner.__name__}")
+                lines.append(f"    n.{name} = r")
             else:
-                lines.append(f"    {setter(cls, name)}(n, {value.get(name, f'o.{name}')})")
+                lines.append(f"    n.{name} = {value.get(name, f'o.{name}')}")
+        lines.append(f"    n.__class__ = _cls_{cls.__name__}")
         lines.append("    return n")
         local = dict(scope)
         exec("\n".join(lines), local)  # noqa: S102 - generated from the records' own field names

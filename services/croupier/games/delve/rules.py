@@ -9,7 +9,6 @@ before anything else, and legal_actions keeps exactly the candidate commands it 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from croupier.engine.contract import (
@@ -62,9 +61,13 @@ from .state import (
     update_ballot,
     update_boss,
     update_dungeon,
+    update_facing,
+    update_picker,
     update_player,
     update_shop,
     update_state,
+    update_support,
+    update_visit,
 )
 
 # Caps that keep every game finite (see docs/games/delve.md): rounds of any kind (encounter,
@@ -396,28 +399,55 @@ _SUBCHECKS: dict[str, Callable[[State, Command], Problem | None]] = {
 # --- legal actions ----------------------------------------------------------------------
 
 
+# Candidates are built in the order of sort_actions (command type, then its one argument;
+# every candidate has this seat), so the legal ones need no sorting; each command is built
+# once per (type, seat, argument) and kept: commands are immutable.
+
+_MADE: dict[tuple, Command] = {}
+_SORTED_SKILLS = tuple(sorted(SKILLS))
+
+
+def _made(cls: type, seat: int, **argument: Any) -> Command:
+    key = (cls, seat, *argument.values())
+    cmd = _MADE.get(key)
+    if cmd is None:
+        cmd = _MADE[key] = cls(seat=seat, **argument)
+    return cmd
+
+
+def _cards(cls: type, seat: int, cards: Any) -> list[Command]:
+    made = _MADE
+    out = []
+    for card in sorted(cards):
+        cmd = made.get((cls, seat, card))
+        if cmd is None:
+            cmd = made[(cls, seat, card)] = cls(seat=seat, card=card)
+        out.append(cmd)
+    return out
+
+
 def _candidates(st: State, seat: int) -> list[Command]:
     p = st.players[seat]
     if st.picker is not None:
         pool = p.hand if st.picker.mode in HAND_MODES else p.draw + p.discard
-        return [C.PickCard(seat=seat, card=c) for c in pool] + [C.ConfirmPick(seat=seat)]
+        return [_made(C.ConfirmPick, seat), *_cards(C.PickCard, seat, pool)]
     if st.support is not None:
-        return [C.SupportAttack(seat=seat, card=c) for c in p.hand] + [C.EndSupport(seat=seat)]
+        return [_made(C.EndSupport, seat), *_cards(C.SupportAttack, seat, p.hand)]
     if st.facing is not None and not st.facing.outcome:
-        out: list[Command] = [C.SwitchEncounter(seat=seat, slot=s) for s in range(len(st.dungeon.cleared))]
-        out += [C.CommitCard(seat=seat, card=c) for c in p.hand]
-        out += [C.RollDice(seat=seat, skill=s) for s in SKILLS]
-        out += [C.OfferAttack(seat=seat, skill=s) for s in SKILLS]
-        out += [C.PayBribe(seat=seat), C.AcceptPenalty(seat=seat)]
+        out: list[Command] = [_made(C.AcceptPenalty, seat), *_cards(C.CommitCard, seat, p.hand)]
+        out += [_made(C.OfferAttack, seat, skill=s) for s in _SORTED_SKILLS]
+        out.append(_made(C.PayBribe, seat))
+        out += [_made(C.RollDice, seat, skill=s) for s in _SORTED_SKILLS]
+        out += [_made(C.SwitchEncounter, seat, slot=s) for s in range(len(st.dungeon.cleared))]
         return out
     if st.visit is not None:
-        out = [C.BuyCard(seat=seat, card=c) for c in st.shop.market]
-        out += [C.SellCard(seat=seat, card=c) for c in p.hand + p.draw + p.discard]
-        return out + [C.Rest(seat=seat), C.LeaveMarket(seat=seat)]
+        out = _cards(C.BuyCard, seat, st.shop.market)
+        out += [_made(C.LeaveMarket, seat), _made(C.Rest, seat)]
+        return out + _cards(C.SellCard, seat, p.hand + p.draw + p.discard)
     if st.stage == CAMP:
-        return [C.RescueTeammate(seat=seat, target=t) for t in range(st.seats)] + [C.BreakCamp(seat=seat)]
+        return [_made(C.BreakCamp, seat), *(_made(C.RescueTeammate, seat, target=t) for t in range(st.seats))]
     if st.stage == ROUTE:
-        return [C.Vote(seat=seat, slot=s) for s in st.ballot.options]
+        return [_made(C.Vote, seat, slot=s) for s in sorted(st.ballot.options)]
     return []
 
 
@@ -427,22 +457,7 @@ def legal_actions(st: State, seat: int) -> list[Command]:
     # Every candidate is this seat's, at the pending decision: _check would route each one
     # to this same sub-check.
     check = _SUBCHECKS[decision(st)[0]]
-    legal = [cmd for cmd in _candidates(st, seat) if check(st, cmd) is None]
-    # The order of sort_actions (type, then the one argument: every candidate has this seat).
-    legal.sort(key=_action_key)
-    return legal
-
-
-_ARGUMENT = {
-    C.Vote: "slot", C.SwitchEncounter: "slot", C.RescueTeammate: "target", C.RollDice: "skill",
-    C.OfferAttack: "skill", C.PickCard: "card", C.CommitCard: "card", C.SupportAttack: "card",
-    C.BuyCard: "card", C.SellCard: "card",
-}
-
-
-def _action_key(cmd: Command) -> tuple:
-    name = _ARGUMENT.get(type(cmd))
-    return (cmd.TYPE, getattr(cmd, name)) if name else (cmd.TYPE,)
+    return [cmd for cmd in _candidates(st, seat) if check(st, cmd) is None]
 
 
 # --- decide -----------------------------------------------------------------------------
@@ -961,12 +976,12 @@ def _ev_choice_opened(st: State, ev: E.ChoiceOpened) -> State:
 
 def _ev_picked(st: State, ev: E.CardPicked) -> State:
     pk = st.picker
-    return update_state(st, picker=replace(pk, chosen=pk.chosen + (ev.card,))) if pk else st
+    return update_state(st, picker=update_picker(pk, chosen=pk.chosen + (ev.card,))) if pk else st
 
 
 def _ev_unpicked(st: State, ev: E.CardUnpicked) -> State:
     pk = st.picker
-    return update_state(st, picker=replace(pk, chosen=_without(pk.chosen, (ev.card,)))) if pk else st
+    return update_state(st, picker=update_picker(pk, chosen=_without(pk.chosen, (ev.card,)))) if pk else st
 
 
 def _ev_choice_confirmed(st: State, ev: E.ChoiceConfirmed) -> State:
@@ -998,7 +1013,7 @@ def _ev_switched(st: State, ev: E.EncounterSwitched) -> State:
 
 def _ev_committed(st: State, ev: E.CardCommitted) -> State:
     f = st.facing
-    return update_state(st, facing=replace(f, committed=f.committed + (ev.card,))) if f else st
+    return update_state(st, facing=update_facing(f, committed=f.committed + (ev.card,))) if f else st
 
 
 def _ev_offered(st: State, ev: E.AttackOffered) -> State:
@@ -1007,12 +1022,12 @@ def _ev_offered(st: State, ev: E.AttackOffered) -> State:
 
 def _ev_support_given(st: State, ev: E.SupportGiven) -> State:
     sp = st.support
-    return update_state(st, support=replace(sp, cards=sp.cards + ((ev.seat, ev.card),))) if sp else st
+    return update_state(st, support=update_support(sp, cards=sp.cards + ((ev.seat, ev.card),))) if sp else st
 
 
 def _ev_support_ended(st: State, ev: E.SupportEnded) -> State:
     sp = st.support
-    return update_state(st, support=replace(sp, queue=sp.queue[1:])) if sp else st
+    return update_state(st, support=update_support(sp, queue=sp.queue[1:])) if sp else st
 
 
 def _spend(p: Player, cards: tuple[str, ...]) -> Player:
@@ -1033,13 +1048,13 @@ def _ev_dice_rolled(st: State, ev: E.DiceRolled) -> State:
     f = st.facing
     return update_state(
         st, players=tuple(players), support=None, faced_route=_faced(st),
-        facing=replace(f, committed=(), outcome="success" if ev.success else "failure") if f else None,
+        facing=update_facing(f, committed=(), outcome="success" if ev.success else "failure") if f else None,
     )
 
 
 def _ev_penalty_accepted(st: State, ev: E.PenaltyAccepted) -> State:
     f = st.facing
-    return update_state(st, faced_route=_faced(st), facing=replace(f, committed=(), outcome="accepted") if f else None)
+    return update_state(st, faced_route=_faced(st), facing=update_facing(f, committed=(), outcome="accepted") if f else None)
 
 
 def _ev_bribe_paid(st: State, ev: E.BribePaid) -> State:
@@ -1047,7 +1062,7 @@ def _ev_bribe_paid(st: State, ev: E.BribePaid) -> State:
     f = st.facing
     return update_state(
         st, players=_with_player(st, ev.seat, update_player(p, coins=p.coins - ev.coins)), faced_route=_faced(st),
-        facing=replace(f, committed=(), outcome="bribed") if f else None,
+        facing=update_facing(f, committed=(), outcome="bribed") if f else None,
     )
 
 
@@ -1162,7 +1177,7 @@ def _ev_card_bought(st: State, ev: E.CardBought) -> State:
         stock = _without(st.shop.stock, (ev.refill,))
     v = st.visit
     return update_state(
-        st, shop=update_shop(st.shop, market=market, stock=stock), visit=replace(v, bought=True) if v else None,
+        st, shop=update_shop(st.shop, market=market, stock=stock), visit=update_visit(v, bought=True) if v else None,
         players=_with_player(st, ev.seat, update_player(p, coins=p.coins - ev.cost, discard=p.discard + (ev.card,))),
     )
 
@@ -1181,7 +1196,7 @@ def _ev_rested(st: State, ev: E.Rested) -> State:
     p = st.players[ev.seat]
     v = st.visit
     return update_state(
-        st, visit=replace(v, rested=True) if v else None,
+        st, visit=update_visit(v, rested=True) if v else None,
         players=_with_player(st, ev.seat, update_player(p, health=ev.health)),
     )
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from croupier.engine.records import replacer
+
 MAX_HEALTH = 9
 HAND_LIMIT = 5
 
@@ -146,23 +148,14 @@ class State:
     reason: str = ""
 
 
-def updater(cls: type) -> object:
-    """A fast `dataclasses.replace` for one frozen slots dataclass (evolve runs it for
-    every event, and the generic one walks the fields' metadata each time)."""
-    import dataclasses
-
-    names = [f.name for f in dataclasses.fields(cls)]
-    lines = [f"def update(o, *, {', '.join(f'{n}=_KEEP' for n in names)}):", "    new = _new(_cls)"]
-    lines += [f"    _set(new, {n!r}, o.{n} if {n} is _KEEP else {n})" for n in names]
-    lines.append("    return new")
-    scope = {"_KEEP": object(), "_new": object.__new__, "_cls": cls, "_set": object.__setattr__}
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from the class's own field names
-    return scope["update"]
-
-
-update_state = updater(State)
-update_player = updater(Player)
-update_dungeon = updater(Dungeon)
-update_shop = updater(Shop)
-update_boss = updater(Boss)
-update_ballot = updater(Ballot)
+# evolve copies the state for every event: the fast replace of croupier.engine.records
+update_state = replacer(State)
+update_player = replacer(Player)
+update_dungeon = replacer(Dungeon)
+update_shop = replacer(Shop)
+update_boss = replacer(Boss)
+update_ballot = replacer(Ballot)
+update_facing = replacer(Facing)
+update_support = replacer(Support)
+update_picker = replacer(Picker)
+update_visit = replacer(Visit)

@@ -403,28 +403,43 @@ def _plain(cls: type, seat: int) -> Command:
     return cmd
 
 
-def _sorted(cards) -> list[str]:
-    return sorted(cards)
+def _rally(seat: int, card: str, rally: int) -> Command:
+    key = (C.Strike, seat, card, rally)
+    cmd = _MADE.get(key)
+    if cmd is None:
+        cmd = _MADE[key] = C.Strike(seat=seat, card=card, rally=rally)
+    return cmd
+
+
+_sorted = sorted
+
+
+def _escape_candidates(s: State, seat: int, satchel: list[str]) -> list[Command]:
+    """Flee with each card, then Hide (when an escape could be open at all)."""
+    if s.current == DECK.nemesis or burden_with_group(s):
+        return []
+    out = [_card(C.Flee, seat, c) for c in satchel]
+    out.append(_plain(C.Hide, seat))
+    return out
+
+
+def _regroup_candidates(seat: int, satchel: list[str]) -> list[Command]:
+    return [_card(C.Regroup, seat, c) for c in satchel if SUIT[c] == "C"]
 
 
 def _fight_candidates(s: State, seat: int) -> list[Command]:
     satchel = _sorted(s.travellers[seat].satchel)
-    escape = s.current != DECK.nemesis and not burden_with_group(s)
-    out: list[Command] = []
-    if escape:
-        out.extend(_card(C.Flee, seat, c) for c in satchel)
-        out.append(_plain(C.Hide, seat))
-    out.extend(_card(C.Regroup, seat, c) for c in satchel if SUIT[c] == "C")
-    return out
+    return _escape_candidates(s, seat, satchel) + _regroup_candidates(seat, satchel)
 
 
-def _strike_candidates(s: State, seat: int) -> list[Command]:
+def _strike_candidates(s: State, seat: int, satchel: list[str] | None = None) -> list[Command]:
     out: list[Command] = []
-    for card in _sorted(s.travellers[seat].satchel):
+    allies = s.allies
+    for card in _sorted(s.travellers[seat].satchel) if satchel is None else satchel:
         if SUIT[card] not in ("D", "C"):
             continue
-        if s.allies and RANK[card] == 13:
-            out.extend(C.Strike(seat=seat, card=card, rally=r) for r in range(DECK.rally_min, DECK.rally_max + 1))
+        if allies and RANK[card] == 13:
+            out.extend(_rally(seat, card, r) for r in range(DECK.rally_min, DECK.rally_max + 1))
         else:
             out.append(_card(C.Strike, seat, card))
     return out
@@ -445,18 +460,17 @@ def _candidates(s: State, seat: int) -> list[Command]:
         out.extend(_card(C.Recover, seat, c) for c in _sorted(s.discard))
         return out
     if step == "fight":
-        fight = _fight_candidates(s, seat)
+        satchel = _sorted(s.travellers[seat].satchel)
         out = [_plain(C.Brace, seat)]
         if burden:
             out.append(_plain(C.Deliver, seat))
-        out.extend(c for c in fight if type(c) is C.Flee)
-        out.extend(c for c in fight if type(c) is C.Hide)
-        if DECK.reckoning in s.travellers[seat].satchel:
+        out += _escape_candidates(s, seat, satchel)
+        if DECK.reckoning in satchel:
             out.append(_plain(C.PlayReckoning, seat))
-        out.extend(c for c in fight if type(c) is C.Regroup)
+        out += _regroup_candidates(seat, satchel)
         if burden:
             out.extend(C.ShedBurden(seat=seat, extra=p) for p in range(s.seats))
-        out.extend(_strike_candidates(s, seat))
+        out += _strike_candidates(s, seat, satchel)
         return out
     if step == "take":
         return [_card(C.TakeBack, seat, c) for c in _sorted(s.discard)]

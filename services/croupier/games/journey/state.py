@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+
+from croupier.engine.records import replacer
 
 # phase: setup (before Start), travel (between encounters), refuge, fight, arrived, return, over
 # step: the decision pending now ("" while the game moves on by itself):
@@ -108,51 +109,8 @@ for _name, _group in _GROUP_OF.items():
     setattr(State, _name, property(attrgetter(f"{_group}.{_name}")))
 
 
-_KEEP = object()  # "leave this field as it is" in the generated replace functions
-
-
-def _compile(name: str, lines: list[str], scope: dict[str, Any]) -> Any:
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from the records' own field names
-    return scope[name]
-
-
-def _record_replacer(cls: type) -> Any:
-    """A fast `dataclasses.replace` for a frozen slotted record: evolve runs one for every
-    event, and the generic one re-runs __init__ through keyword arguments."""
-    names = cls.__slots__
-    lines = [f"def replace(s, *, {', '.join(f'{n}=_K' for n in names)}):", "    o = _new(_cls)"]
-    lines += [f"    _set(o, {n!r}, s.{n} if {n} is _K else {n})" for n in names]
-    lines.append("    return o")
-    return _compile("replace", lines, {"_new": object.__new__, "_set": object.__setattr__, "_cls": cls, "_K": _KEEP})
-
-
-def _state_replacer() -> Any:
-    """replace(state, **changes) where a change may name a field of State or of one of its
-    records: State's own fields are copied, the few changes applied, and only the records
-    that change are copied."""
-    scope: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_cls": State,
-                             "_group_of": _GROUP_OF, "_records": {g: _record_replacer(c) for g, c in _GROUPS.items()}}
-    lines = ["def replace(s, **kw):", "    o = _new(_cls)"]
-    lines += [f"    _set(o, {n!r}, s.{n})" for n in State.__slots__]
-    lines += [
-        "    parts = None",
-        "    for name, value in kw.items():",
-        "        group = _group_of.get(name)",
-        "        if group is None:",
-        "            _set(o, name, value)",
-        "        elif parts is None:",
-        "            parts = {group: {name: value}}",
-        "        elif group in parts:",
-        "            parts[group][name] = value",
-        "        else:",
-        "            parts[group] = {name: value}",
-        "    if parts is not None:",
-        "        for group, part in parts.items():",
-        "            _set(o, group, _records[group](getattr(s, group), **part))",
-        "    return o",
-    ]
-    return _compile("replace", lines, scope)
-
-
-replace = _state_replacer()
-replace_traveller = _record_replacer(Traveller)
+# evolve copies the state for every event: the fast replace of croupier.engine.records, where
+# a change may name a field of State or of one of its records (only the records that change
+# are copied).
+replace = replacer(State, _GROUPS)
+replace_traveller = replacer(Traveller)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from croupier.engine.contract import Command
+from croupier.engine.contract import Command, _key
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,3 +163,38 @@ COMMANDS = (
     PlayOpeningLocation, PlayCharacter, PlayCharacterOnNewLocation, PlayLocation, PlaceLocation, MoveCharacter,
     Attack, TransferItem, Withdraw, PlayItem, UseItem, DiscardItem, UseAbility, PlayEvent, DrawCard, SetTrap, EndTurn,
 )
+
+
+def _sort_key_method(cls: type) -> Any:
+    """Command.sort_key for one command class, generated from its fields: the same tuple,
+    without looking the fields up by name on every call (legal_actions sorts every list it
+    returns). A str or int field takes the tag _key gives it; anything else goes to _key."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    lines = ["def sort_key(self):"]
+    lines += [f"    v{i} = self.{n}" for i, n in enumerate(names)]
+    parts = [f"(3, v{i}) if type(v{i}) is str else (2, v{i}) if type(v{i}) is int else _key(v{i})" for i in range(len(names))]
+    lines.append(f"    return (_TYPE, {', '.join(f'({p})' for p in parts)})")
+    scope: dict[str, Any] = {"_TYPE": cls.TYPE, "_key": _key}
+    exec("\n".join(lines), scope)  # noqa: S102 - generated from the command's own field names
+    return scope["sort_key"]
+
+
+for _cls in COMMANDS:
+    _cls.sort_key = _sort_key_method(_cls)
+
+
+def _builder(cls: type) -> Any:
+    """build(seat, *fields): the command as cls(seat=..., ...) makes it, every field given
+    in declaration order, for the many candidates legal_actions weighs. A frozen dataclass's
+    __init__ only stores its fields (one object.__setattr__ each); this stores them straight
+    into the instance dict, in the same order."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    lines = [f"def build({', '.join(names)}):", "    obj = _new(_cls)", "    d = obj.__dict__"]
+    lines += [f"    d[{n!r}] = {n}" for n in names]
+    lines.append("    return obj")
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    exec("\n".join(lines), scope)  # noqa: S102 - generated from the command's own field names
+    return scope["build"]
+
+
+BUILD = {cls: _builder(cls) for cls in COMMANDS}

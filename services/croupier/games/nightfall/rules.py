@@ -8,10 +8,13 @@ candidate commands and keeps exactly those `_check` accepts, so the two cannot d
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
+from functools import cache
+from operator import attrgetter, methodcaller
 from typing import Any
 
-from croupier.engine.contract import Command, Context, Emitter, Event, Rejection, Start, Tick, sort_actions
+from croupier.engine.contract import Command, Context, Emitter, Event, Rejection, Start, Tick
 from croupier.games.nightfall import commands as C
 from croupier.games.nightfall import events as E
 from croupier.games.nightfall.cards import CONTENT, deck_cards, design_of, owner_of
@@ -29,6 +32,9 @@ from croupier.games.nightfall.state import (
     Player,
     State,
     Trap,
+    replace_fighter,
+    replace_player,
+    replace_state,
 )
 
 SEATS = 2
@@ -82,7 +88,10 @@ def _place(state: State, card: str | None) -> Place | None:
 
 
 def _adjacent(a: Place, b: Place) -> bool:
-    return a is not b and max(abs(a.x - b.x), abs(a.y - b.y)) == 1
+    """Neighbours on the grid, diagonals included (Chebyshev distance 1)."""
+    dx = a.x - b.x
+    dy = a.y - b.y
+    return a is not b and -1 <= dx <= 1 and -1 <= dy <= 1 and (dx != 0 or dy != 0)
 
 
 def _free_cells_around(state: State, places: tuple[Place, ...]) -> list[tuple[int, int]]:
@@ -112,16 +121,29 @@ def _condition(state: State, location: str, kind: str) -> int:
     return card.amount if kind != "no_attack" else 1
 
 
-def _abilities(fighter: Fighter):
-    """The Character's abilities in effect: Special Abilities whose icon its Location shows,
-    and its Secondary Ability."""
-    card = CHARS[design_of(fighter.card)]
-    types = LOCS[design_of(fighter.location)].types
-    for ability in card.abilities:
-        if ability.type in types:
-            yield ability
+@cache  # content is fixed: one entry per (Character, Location) design pair
+def _in_effect(character: str, location: str) -> tuple:
+    """The abilities a Character design has in effect on a Location design: Special
+    Abilities whose icon the Location shows, then its Secondary Ability."""
+    card = CHARS[character]
+    types = LOCS[location].types
+    found = [ability for ability in card.abilities if ability.type in types]
     if card.secondary is not None:
-        yield card.secondary
+        found.append(card.secondary)
+    return tuple(found)
+
+
+@cache
+def _active_in_effect(character: str, location: str):
+    for ability in _in_effect(character, location):
+        if ability.kind in ("heal", "strike", "draw"):
+            return ability
+    return None
+
+
+def _abilities(fighter: Fighter) -> tuple:
+    """The Character's abilities in effect where it stands."""
+    return _in_effect(design_of(fighter.card), design_of(fighter.location))
 
 
 def _passive(fighter: Fighter, kind: str) -> int:
@@ -129,10 +151,7 @@ def _passive(fighter: Fighter, kind: str) -> int:
 
 
 def _active_ability(fighter: Fighter):
-    for ability in _abilities(fighter):
-        if ability.kind in ("heal", "strike", "draw"):
-            return ability
-    return None
+    return _active_in_effect(design_of(fighter.card), design_of(fighter.location))
 
 
 def _printed_hp(card: str) -> int:
@@ -165,35 +184,78 @@ def _first_round(state: State) -> bool:
 # --- checks: one per command, shared by decide and legal_actions ----------------------
 
 
+class _Reads:
+    """Lookups over one state that the checks make again and again: built once per decide,
+    and once per legal_actions for all its candidates (the state is immutable)."""
+
+    __slots__ = ("state", "fighter", "owner", "place", "fighter_designs", "place_designs", "capacity_left")
+
+    def __init__(self, state: State):
+        self.state = state
+        self.fighter = {f.card: f for f in reversed(state.fighters)}  # the first wins, as in _fighter
+        self.owner = {card: owner_of(card) for card in self.fighter}
+        self.place = {p.card: p for p in reversed(state.places)}
+
+    def __getattr__(self, name: str) -> Any:
+        """The rarer reads, made on first use (an unset slot lands here)."""
+        state = self.state
+        if name == "fighter_designs":
+            value = {design_of(f.card) for f in state.fighters}
+        elif name == "place_designs":
+            value = {design_of(p.card) for p in state.places}
+        elif name == "capacity_left":
+            value = _capacity_left(state)
+        else:
+            raise AttributeError(name)
+        setattr(self, name, value)
+        return value
+
+
+def _at(table: dict, card: Any) -> Any:
+    """table.get(card), and None for a card no table could hold (an unhashable id off the
+    wire is simply not in play, as the scans over the state said)."""
+    try:
+        return table.get(card)
+    except TypeError:
+        return None
+
+
 def _reject(code: str, message: str) -> None:
     raise Rejection(code, message)
 
 
 def _check_turn(state: State, cmd: Command, phase: str) -> None:
-    if state.phase == OVER:
+    now = state.phase
+    if now == OVER:
         _reject("game_over", "the game is over")
-    if state.phase == SETUP:
+    if now == SETUP:
         _reject("not_started", "the game has not started")
-    if (cmd.seat != state.active or state.phase == OPENING) and cmd.seat not in to_act(state):
+    if (cmd.seat != state.active or now == OPENING) and cmd.seat not in to_act(state):
         _reject("not_your_turn", f"seat {cmd.seat} is not to act")
-    if state.phase != phase:
-        _reject("wrong_phase", f"{cmd.TYPE} is not allowed in the {state.phase} phase")
+    if now != phase:
+        _reject("wrong_phase", f"{cmd.TYPE} is not allowed in the {now} phase")
 
 
-def _own_fighter(state: State, seat: int, card: str) -> Fighter:
-    f = _fighter(state, card)
+def _own_fighter(r: _Reads, seat: int, card: str) -> Fighter:
+    try:
+        f = r.fighter.get(card)
+    except TypeError:  # an unhashable id off the wire: no card in play
+        f = None
     if f is None:
         _reject("no_such_character", f"{card} is not a Character in play")
-    if owner_of(card) != seat:
+    if r.owner[card] != seat:
         _reject("not_your_character", f"{card} is not yours")
     return f
 
 
-def _enemy_fighter(state: State, seat: int, card: str | None) -> Fighter:
-    f = _fighter(state, card)
+def _enemy_fighter(r: _Reads, seat: int, card: str | None) -> Fighter:
+    try:
+        f = r.fighter.get(card)
+    except TypeError:  # an unhashable id off the wire: no card in play
+        f = None
     if f is None:
         _reject("no_such_character", f"{card} is not a Character in play")
-    if owner_of(card) == seat:
+    if r.owner[card] == seat:
         _reject("own_character", f"{card} is your own Character")
     return f
 
@@ -213,16 +275,16 @@ def _in_hand(player: Player, card: str, category: str) -> None:
         _reject(_NOT_A[category], f"{card} is not a {category.capitalize()}")
 
 
-def _new_location_ok(state: State, player: Player, location: str) -> None:
+def _new_location_ok(state: State, player: Player, location: str, r: _Reads) -> None:
     _in_hand(player, location, "location")
     if _first_round(state):
         _reject("first_round", "new Locations come into play only after the first round")
     design = design_of(location)
-    if any(design_of(p.card) == design for p in state.places):
+    if design in r.place_designs:
         _reject("duplicate_location", f"a {LOCS[design].name} is already in play")
 
 
-def _character_ok(state: State, seat: int, card: str, extra_capacity: int) -> int:
+def _character_ok(state: State, seat: int, card: str, extra_capacity: int, r: _Reads) -> int:
     """A Character card may enter play now; returns the HP it enters with."""
     player = state.players[seat]
     hp = None
@@ -235,40 +297,40 @@ def _character_ok(state: State, seat: int, card: str, extra_capacity: int) -> in
     if state.character_played:
         _reject("character_already_played", "one Character per turn")
     design = design_of(card)
-    if any(design_of(f.card) == design for f in state.fighters):
+    if design in r.fighter_designs:
         _reject("duplicate_character", f"a {CHARS[design].name} is already in play")
-    if _printed_hp(card) > _capacity_left(state) + extra_capacity:
+    if _printed_hp(card) > r.capacity_left + extra_capacity:
         _reject("over_capacity", "the Characters' HP would exceed the Locations' HP capacity")
     return hp
 
 
-def _check_opening(state: State, cmd: C.PlayOpeningLocation) -> None:
+def _check_opening(state: State, cmd: C.PlayOpeningLocation, r: _Reads) -> None:
     if state.phase == OPENING and state.opening[cmd.seat] is not None:
         _reject("already_chosen", "your first Location is already down")
     _check_turn(state, cmd, OPENING)
     _in_hand(state.players[cmd.seat], cmd.card, "location")
 
 
-def _check_play_character(state: State, cmd: C.PlayCharacter) -> None:
+def _check_play_character(state: State, cmd: C.PlayCharacter, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    _character_ok(state, cmd.seat, cmd.card, 0)
-    if _place(state, cmd.location) is None:
+    _character_ok(state, cmd.seat, cmd.card, 0, r)
+    if _at(r.place, cmd.location) is None:
         _reject("no_such_location", f"{cmd.location} is not a Location in play")
 
 
-def _check_character_new_location(state: State, cmd: C.PlayCharacterOnNewLocation) -> None:
+def _check_character_new_location(state: State, cmd: C.PlayCharacterOnNewLocation, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
     player = state.players[cmd.seat]
-    _new_location_ok(state, player, cmd.location)
-    _character_ok(state, cmd.seat, cmd.card, LOCS[design_of(cmd.location)].capacity)
+    _new_location_ok(state, player, cmd.location, r)
+    _character_ok(state, cmd.seat, cmd.card, LOCS[design_of(cmd.location)].capacity, r)
 
 
-def _check_play_location(state: State, cmd: C.PlayLocation) -> None:
+def _check_play_location(state: State, cmd: C.PlayLocation, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    f = _own_fighter(state, cmd.seat, cmd.character)
+    f = _own_fighter(r, cmd.seat, cmd.character)
     _spend(f, COST_PLAY_LOCATION)
-    _new_location_ok(state, state.players[cmd.seat], cmd.location)
-    if not _free_cells_around(state, (_place(state, f.location),)):
+    _new_location_ok(state, state.players[cmd.seat], cmd.location, r)
+    if not _free_cells_around(state, (r.place.get(f.location),)):
         _reject("no_room", f"no free cell next to {f.location}")
 
 
@@ -279,7 +341,7 @@ def _placement_cells(state: State) -> list[tuple[int, int]]:
     return _free_cells_around(state, state.places)
 
 
-def _check_place_location(state: State, cmd: C.PlaceLocation) -> None:
+def _check_place_location(state: State, cmd: C.PlaceLocation, r: _Reads) -> None:
     _check_turn(state, cmd, PLACE)
     cell = (cmd.x, cmd.y)
     if any((p.x, p.y) == cell for p in state.places):
@@ -288,21 +350,21 @@ def _check_place_location(state: State, cmd: C.PlaceLocation) -> None:
         _reject("cell_not_adjacent", f"{cell} does not touch the Location it must touch")
 
 
-def _check_move(state: State, cmd: C.MoveCharacter) -> None:
+def _check_move(state: State, cmd: C.MoveCharacter, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    f = _own_fighter(state, cmd.seat, cmd.character)
+    f = _own_fighter(r, cmd.seat, cmd.character)
     _spend(f, COST_MOVE)
-    to = _place(state, cmd.to)
+    to = _at(r.place, cmd.to)
     if to is None:
         _reject("no_such_location", f"{cmd.to} is not a Location in play")
-    if not _adjacent(_place(state, f.location), to):
+    if not _adjacent(r.place.get(f.location), to):
         _reject("not_adjacent", f"{cmd.to} is not adjacent to {f.location}")
 
 
-def _check_attack(state: State, cmd: C.Attack) -> None:
+def _check_attack(state: State, cmd: C.Attack, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    f = _own_fighter(state, cmd.seat, cmd.attacker)
-    t = _enemy_fighter(state, cmd.seat, cmd.target)
+    f = _own_fighter(r, cmd.seat, cmd.attacker)
+    t = _enemy_fighter(r, cmd.seat, cmd.target)
     if f.location != t.location:
         _reject("not_same_location", "Characters must be on the same Location to attack")
     _spend(f, COST_ATTACK)
@@ -312,9 +374,9 @@ def _check_attack(state: State, cmd: C.Attack) -> None:
         _reject("no_weapon", f"{f.card} has no weapon it can use this turn")
 
 
-def _check_transfer(state: State, cmd: C.TransferItem) -> None:
+def _check_transfer(state: State, cmd: C.TransferItem, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    f = _own_fighter(state, cmd.seat, cmd.character)
+    f = _own_fighter(r, cmd.seat, cmd.character)
     if f.item is None:
         _reject("no_item", f"{f.card} holds no Item")
     if f.transferred:
@@ -322,31 +384,31 @@ def _check_transfer(state: State, cmd: C.TransferItem) -> None:
     _spend(f, COST_TRANSFER)
     if cmd.to == cmd.character:
         _reject("same_character", "an Item goes to another Character")
-    to = _own_fighter(state, cmd.seat, cmd.to)
+    to = _own_fighter(r, cmd.seat, cmd.to)
     if to.location != f.location:
         _reject("not_same_location", "an Item passes between Characters on the same Location")
     if to.item is not None:
         _reject("has_item", f"{to.card} already holds an Item")
 
 
-def _check_withdraw(state: State, cmd: C.Withdraw) -> None:
+def _check_withdraw(state: State, cmd: C.Withdraw, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    _spend(_own_fighter(state, cmd.seat, cmd.character), state.withdraw_cost)
+    _spend(_own_fighter(r, cmd.seat, cmd.character), state.withdraw_cost)
 
 
-def _check_play_item(state: State, cmd: C.PlayItem) -> None:
+def _check_play_item(state: State, cmd: C.PlayItem, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
     _in_hand(state.players[cmd.seat], cmd.card, "item")
-    f = _own_fighter(state, cmd.seat, cmd.character)
+    f = _own_fighter(r, cmd.seat, cmd.character)
     if f.acted:
         _reject("already_acted", f"{f.card} has used an action this turn; Items attach before")
     if f.item is not None:
         _reject("has_item", f"{f.card} already holds an Item")
 
 
-def _check_use_item(state: State, cmd: C.UseItem) -> None:
+def _check_use_item(state: State, cmd: C.UseItem, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    f = _own_fighter(state, cmd.seat, cmd.character)
+    f = _own_fighter(r, cmd.seat, cmd.character)
     if f.item is None:
         _reject("no_item", f"{f.card} holds no Item")
     kind = ITEMS[design_of(f.item)].kind
@@ -358,15 +420,15 @@ def _check_use_item(state: State, cmd: C.UseItem) -> None:
         _reject("deck_empty", "your deck is empty")
 
 
-def _check_discard_item(state: State, cmd: C.DiscardItem) -> None:
+def _check_discard_item(state: State, cmd: C.DiscardItem, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    if _own_fighter(state, cmd.seat, cmd.character).item is None:
+    if _own_fighter(r, cmd.seat, cmd.character).item is None:
         _reject("no_item", f"{cmd.character} holds no Item")
 
 
-def _check_ability(state: State, cmd: C.UseAbility) -> None:
+def _check_ability(state: State, cmd: C.UseAbility, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
-    f = _own_fighter(state, cmd.seat, cmd.character)
+    f = _own_fighter(r, cmd.seat, cmd.character)
     card = CHARS[design_of(f.card)]
     if not any(a.kind in ("heal", "strike", "draw") for a in card.abilities):
         _reject("no_ability", f"{card.name} has no ability to activate")
@@ -382,18 +444,18 @@ def _check_ability(state: State, cmd: C.UseAbility) -> None:
         if not state.players[cmd.seat].deck:
             _reject("deck_empty", "your deck is empty")
     elif ability.kind == "heal":
-        t = _own_fighter(state, cmd.seat, cmd.target)
+        t = _own_fighter(r, cmd.seat, cmd.target)
         if t.location != f.location:
             _reject("not_same_location", "heal a Character on the same Location")
     else:  # strike
-        t = _enemy_fighter(state, cmd.seat, cmd.target)
-        if not _adjacent(_place(state, f.location), _place(state, t.location)):
+        t = _enemy_fighter(r, cmd.seat, cmd.target)
+        if not _adjacent(r.place.get(f.location), r.place.get(t.location)):
             _reject("not_adjacent", "strike a Character on an adjacent Location")
         if _condition(state, t.location, "no_attack"):
             _reject("no_attack_here", f"no attacks on {t.location}")
 
 
-def _check_event(state: State, cmd: C.PlayEvent) -> None:
+def _check_event(state: State, cmd: C.PlayEvent, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
     if state.event_played:
         _reject("event_already_played", "one Event per turn")
@@ -403,12 +465,12 @@ def _check_event(state: State, cmd: C.PlayEvent) -> None:
         if cmd.target is not None:
             _reject("no_target", "this Event takes no target")
     elif target == "friendly":
-        _own_fighter(state, cmd.seat, cmd.target)
+        _own_fighter(r, cmd.seat, cmd.target)
     else:
-        _enemy_fighter(state, cmd.seat, cmd.target)
+        _enemy_fighter(r, cmd.seat, cmd.target)
 
 
-def _check_draw(state: State, cmd: C.DrawCard) -> None:
+def _check_draw(state: State, cmd: C.DrawCard, r: _Reads) -> None:
     _check_turn(state, cmd, MAIN)
     if state.paid_draw:
         _reject("already_drawn", "the paid draw is once per turn")
@@ -416,7 +478,7 @@ def _check_draw(state: State, cmd: C.DrawCard) -> None:
         _reject("deck_empty", "your deck is empty")
 
 
-def _check_set_trap(state: State, cmd: C.SetTrap) -> None:
+def _check_set_trap(state: State, cmd: C.SetTrap, r: _Reads) -> None:
     _check_turn(state, cmd, TRAPS)
     if cmd.trap not in TRAP_CARDS:
         _reject("not_a_trap", f"{cmd.trap} is not a Trap")
@@ -424,11 +486,11 @@ def _check_set_trap(state: State, cmd: C.SetTrap) -> None:
     have = sum(1 for c in state.players[cmd.seat].hand if design_of(c) == cmd.trap)
     if have < need:
         _reject("trap_incomplete", f"{cmd.trap} needs {need} copies in hand, you have {have}")
-    if _place(state, cmd.location) is None:
+    if _at(r.place, cmd.location) is None:
         _reject("no_such_location", f"{cmd.location} is not a Location in play")
 
 
-def _check_end_turn(state: State, cmd: C.EndTurn) -> None:
+def _check_end_turn(state: State, cmd: C.EndTurn, r: _Reads) -> None:
     if state.phase == TRAPS:
         _check_turn(state, cmd, TRAPS)
     else:
@@ -456,11 +518,11 @@ _CHECKS: dict[type, Callable[[State, Any], None]] = {
 }
 
 
-def _check(state: State, cmd: Command) -> None:
+def _check(state: State, cmd: Command, r: _Reads | None = None) -> None:
     check = _CHECKS.get(type(cmd))
     if check is None:
         _reject("unknown_command", f"{cmd.TYPE} is not a nightfall command")
-    check(state, cmd)
+    check(state, cmd, _Reads(state) if r is None else r)
 
 
 # --- decide ---------------------------------------------------------------------------
@@ -814,28 +876,17 @@ _APPLY: dict[type, Callable[[_Out, Any, Context], None]] = {
 # --- evolve ---------------------------------------------------------------------------
 
 
-def replace(obj: Any, **changes: Any) -> Any:
-    """dataclasses.replace for our slotted frozen records, without its per-call field
-    introspection (evolve is the hot path)."""
-    cls = obj.__class__
-    new = object.__new__(cls)
-    setattr_ = object.__setattr__
-    for name in cls.__slots__:
-        setattr_(new, name, changes[name] if name in changes else getattr(obj, name))
-    return new
-
-
 def _with_player(state: State, seat: int, **changes: Any) -> State:
     players = list(state.players)
-    players[seat] = replace(players[seat], **changes)
-    return replace(state, players=tuple(players))
+    players[seat] = replace_player(players[seat], **changes)
+    return replace_state(state, players=tuple(players))
 
 
 def _with_fighter(state: State, card: str, **changes: Any) -> State:
     fighters = state.fighters
     for i, f in enumerate(fighters):
         if f.card == card:
-            return replace(state, fighters=fighters[:i] + (replace(f, **changes),) + fighters[i + 1:])
+            return replace_state(state, fighters=fighters[:i] + (replace_fighter(f, **changes),) + fighters[i + 1:])
     return state
 
 
@@ -866,7 +917,7 @@ def _ev_hand_redrawn(s: State, e: E.HandRedrawn) -> State:
 
 
 def _ev_hands_dealt(s: State, e: E.HandsDealt) -> State:
-    return replace(s, phase=OPENING)
+    return replace_state(s, phase=OPENING)
 
 
 def _ev_cards_drawn(s: State, e: E.CardsDrawn) -> State:
@@ -885,26 +936,26 @@ def _ev_opening_chosen(s: State, e: E.OpeningLocationChosen) -> State:
     opening = list(s.opening)
     opening[e.seat] = e.card
     s = _with_player(s, e.seat, hand=_without(s.players[e.seat].hand, (e.card,)))
-    return replace(s, opening=tuple(opening))
+    return replace_state(s, opening=tuple(opening))
 
 
 def _ev_opening_revealed(s: State, e: E.OpeningLocationsRevealed) -> State:
     places = tuple(Place(card=c, x=x, y=y) for c, (x, y) in zip(e.cards, OPENING_CELLS))
-    return replace(s, places=places, opening=(None, None), first=e.first)
+    return replace_state(s, places=places, opening=(None, None), first=e.first)
 
 
 def _ev_turn_started(s: State, e: E.TurnStarted) -> State:
     fighters = tuple(
-        replace(f, actions=ACTIONS_PER_TURN, acted=False, ward=0, item_used=False, ability_used=False, transferred=False)
+        replace_fighter(f, actions=ACTIONS_PER_TURN, acted=False, ward=0, item_used=False, ability_used=False, transferred=False)
         if owner_of(f.card) == e.seat else f
         for f in s.fighters
     )
-    return replace(s, phase=MAIN, active=e.seat, turn=e.turn, started_empty=e.started_empty, moved=False,
+    return replace_state(s, phase=MAIN, active=e.seat, turn=e.turn, started_empty=e.started_empty, moved=False,
                    paid_draw=False, event_played=False, character_played=False, pending=None, fighters=fighters)
 
 
 def _ev_trap_window(s: State, e: E.TrapWindowOpened) -> State:
-    return replace(s, phase=TRAPS)
+    return replace_state(s, phase=TRAPS)
 
 
 def _ev_turn_ended(s: State, e: E.TurnEnded) -> State:
@@ -912,21 +963,21 @@ def _ev_turn_ended(s: State, e: E.TurnEnded) -> State:
 
 
 def _ev_game_ended(s: State, e: E.GameEnded) -> State:
-    return replace(s, phase=OVER, winners=tuple(e.winners), end_reason=e.reason, pending=None)
+    return replace_state(s, phase=OVER, winners=tuple(e.winners), end_reason=e.reason, pending=None)
 
 
 def _ev_penalty(s: State, e: E.GraveyardPenalty) -> State:
     s = _with_player(s, e.seat, grave_hp=s.players[e.seat].grave_hp + e.amount)
-    return replace(s, paid_draw=True) if e.reason == "paid_draw" else s
+    return replace_state(s, paid_draw=True) if e.reason == "paid_draw" else s
 
 
 def _ev_pending(s: State, e: E.PlacementPending) -> State:
-    return replace(s, phase=PLACE, pending=(e.kind, e.character, e.location))
+    return replace_state(s, phase=PLACE, pending=(e.kind, e.character, e.location))
 
 
 def _ev_location_played(s: State, e: E.LocationPlayed) -> State:
     s = _with_player(s, e.seat, hand=_without(s.players[e.seat].hand, (e.card,)))
-    s = replace(s, places=s.places + (Place(card=e.card, x=e.x, y=e.y),), phase=MAIN, pending=None)
+    s = replace_state(s, places=s.places + (Place(card=e.card, x=e.x, y=e.y),), phase=MAIN, pending=None)
     if e.character is not None:
         s = _spent(s, e.character, e.cost)
     return s
@@ -937,11 +988,11 @@ def _ev_character_played(s: State, e: E.CharacterPlayed) -> State:
     s = _with_player(s, e.seat, hand=_without(p.hand, (e.card,)),
                      withdrawn=tuple(w for w in p.withdrawn if w[0] != e.card))
     fighter = Fighter(card=e.card, location=e.location, hp=e.hp, actions=e.actions, acted=True)
-    return replace(s, fighters=s.fighters + (fighter,), character_played=True)
+    return replace_state(s, fighters=s.fighters + (fighter,), character_played=True)
 
 
 def _ev_moved(s: State, e: E.CharacterMoved) -> State:
-    return replace(_spent(s, e.character, e.cost, location=e.to), moved=True)
+    return replace_state(_spent(s, e.character, e.cost, location=e.to), moved=True)
 
 
 def _ev_attacked(s: State, e: E.Attacked) -> State:
@@ -960,7 +1011,7 @@ def _remove_fighter(s: State, card: str) -> tuple[State, Fighter | None]:
     f = _fighter(s, card)
     if f is None:
         return s, None
-    s = replace(s, fighters=tuple(x for x in s.fighters if x.card != card))
+    s = replace_state(s, fighters=tuple(x for x in s.fighters if x.card != card))
     return _to_discard(s, ((f.item,) if f.item else ()) + f.attached), f
 
 
@@ -1016,7 +1067,7 @@ def _ev_item_discarded(s: State, e: E.ItemDiscarded) -> State:
 
 def _ev_event_played(s: State, e: E.EventPlayed) -> State:
     s = _with_player(s, e.seat, hand=_without(s.players[e.seat].hand, (e.card,)))
-    s = replace(s, event_played=True)
+    s = replace_state(s, event_played=True)
     if EVENT_CARDS[design_of(e.card)].kind in ("empower", "shield", "snare"):
         f = _fighter(s, e.target)
         if f is not None:
@@ -1033,12 +1084,12 @@ def _ev_event_discarded(s: State, e: E.EventDiscarded) -> State:
 
 def _ev_trap_set(s: State, e: E.TrapSet) -> State:
     s = _with_player(s, e.seat, hand=_without(s.players[e.seat].hand, tuple(e.cards)))
-    return replace(s, traps=s.traps + (Trap(owner=e.seat, design=e.trap, cards=tuple(e.cards), location=e.location),))
+    return replace_state(s, traps=s.traps + (Trap(owner=e.seat, design=e.trap, cards=tuple(e.cards), location=e.location),))
 
 
 def _ev_trap_sprung(s: State, e: E.TrapSprung) -> State:
     cards = tuple(e.cards)
-    s = replace(s, traps=tuple(t for t in s.traps if t.cards != cards))
+    s = replace_state(s, traps=tuple(t for t in s.traps if t.cards != cards))
     return _to_discard(s, cards)
 
 
@@ -1111,86 +1162,168 @@ def result(state: State) -> dict[str, Any]:
     }
 
 
+_B = C.BUILD
+_OPENING = _B[C.PlayOpeningLocation]
+_PLACE_AT = _B[C.PlaceLocation]
+_END = _B[C.EndTurn]
+_DRAW = _B[C.DrawCard]
+_TRAP = _B[C.SetTrap]
+_PLAY_CHARACTER = _B[C.PlayCharacter]
+_PLAY_CHARACTER_NEW = _B[C.PlayCharacterOnNewLocation]
+_MOVE = _B[C.MoveCharacter]
+_PLAY_LOCATION = _B[C.PlayLocation]
+_ATTACK = _B[C.Attack]
+_USE_ITEM = _B[C.UseItem]
+_DISCARD_ITEM = _B[C.DiscardItem]
+_TRANSFER = _B[C.TransferItem]
+_WITHDRAW = _B[C.Withdraw]
+_ABILITY = _B[C.UseAbility]
+_PLAY_ITEM = _B[C.PlayItem]
+_PLAY_EVENT = _B[C.PlayEvent]
+
+
 def _candidates(state: State, seat: int) -> list[Command]:
-    """Every command worth asking `_check` about: a superset of the legal ones."""
+    """Every command worth asking `_check` about: a superset of the legal ones. (Built with
+    the commands' generated constructors: fields in declaration order, seat first.)"""
     phase = state.phase
     player = state.players[seat]
     if phase == OPENING:
-        return [C.PlayOpeningLocation(seat=seat, card=c) for c in player.hand if CATEGORY[design_of(c)] == "location"]
+        return [_OPENING(seat, c) for c in player.hand if CATEGORY[design_of(c)] == "location"]
     if phase == PLACE:
-        return [C.PlaceLocation(seat=seat, x=x, y=y) for x, y in _placement_cells(state)]
+        return [_PLACE_AT(seat, x, y) for x, y in _placement_cells(state)]
     if phase == TRAPS:
-        out: list[Command] = [C.EndTurn(seat=seat)]
+        out: list[Command] = [_END(seat)]
         for trap in _complete_traps(player):
-            out.extend(C.SetTrap(seat=seat, trap=trap, location=p.card) for p in state.places)
+            out.extend(_TRAP(seat, trap, p.card) for p in state.places)
         return out
-    out = [C.EndTurn(seat=seat), C.DrawCard(seat=seat)]
+    # Below, a candidate is left out only where its check would surely reject it (rejections
+    # are the dear part of legal_actions); the checks still judge every one that is made.
+    out = [_END(seat)]
+    if not state.paid_draw and player.deck:
+        out.append(_DRAW(seat))
+    append = out.append
     places = state.places
-    mine = [f for f in state.fighters if owner_of(f.card) == seat]
-    theirs = [f for f in state.fighters if owner_of(f.card) != seat]
+    mine = []
+    theirs = []
+    for f in state.fighters:
+        (mine if owner_of(f.card) == seat else theirs).append(f)
     by_card = {p.card: p for p in places}
-    hand_locations = [c for c in player.hand if CATEGORY[design_of(c)] == "location"]
+    hand_locations = []
+    hand_characters = []
+    hand_other = []
+    for c in player.hand:
+        category = CATEGORY[design_of(c)]
+        if category == "location":
+            hand_locations.append(c)
+        elif category == "character":
+            hand_characters.append(c)
+        else:
+            hand_other.append((c, category))
     # Characters entering play
     if not state.character_played:
-        entering = [c for c in player.hand if CATEGORY[design_of(c)] == "character"] + [w for w, _ in player.withdrawn]
-        for card in entering:
-            out.extend(C.PlayCharacter(seat=seat, card=card, location=p.card) for p in places)
-            out.extend(C.PlayCharacterOnNewLocation(seat=seat, card=card, location=loc) for loc in hand_locations)
+        for card in hand_characters + [w for w, _ in player.withdrawn]:
+            for p in places:
+                append(_PLAY_CHARACTER(seat, card, p.card))
+            for loc in hand_locations:
+                append(_PLAY_CHARACTER_NEW(seat, card, loc))
+    withdraw_cost = state.withdraw_cost
     for f in mine:
         actions = f.actions
+        card = f.card
+        location = f.location
+        here = by_card[location]
         if actions >= COST_MOVE:
-            here = by_card[f.location]
-            out.extend(C.MoveCharacter(seat=seat, character=f.card, to=p.card) for p in places if _adjacent(here, p))
+            hx = here.x
+            hy = here.y
+            for p in places:
+                if p is not here and -1 <= p.x - hx <= 1 and -1 <= p.y - hy <= 1:
+                    append(_MOVE(seat, card, p.card))
         if actions >= COST_PLAY_LOCATION:
-            out.extend(C.PlayLocation(seat=seat, character=f.card, location=loc) for loc in hand_locations)
-        if actions >= COST_ATTACK:
+            for loc in hand_locations:
+                append(_PLAY_LOCATION(seat, card, loc))
+        if actions >= COST_ATTACK and not _condition(state, location, "no_attack"):
             armed = _weapon_ready(f)
             for t in theirs:
-                if t.location == f.location:
-                    out.append(C.Attack(seat=seat, attacker=f.card, target=t.card, with_item=False))
+                if t.location == location:
+                    append(_ATTACK(seat, card, t.card, False))
                     if armed:
-                        out.append(C.Attack(seat=seat, attacker=f.card, target=t.card, with_item=True))
+                        append(_ATTACK(seat, card, t.card, True))
         if f.item is not None:
-            if not f.item_used:
-                out.append(C.UseItem(seat=seat, character=f.card))
-            out.append(C.DiscardItem(seat=seat, character=f.card))
+            if not f.item_used and ITEMS[design_of(f.item)].kind != "weapon":
+                append(_USE_ITEM(seat, card))
+            append(_DISCARD_ITEM(seat, card))
             if not f.transferred and actions >= COST_TRANSFER:
-                out.extend(C.TransferItem(seat=seat, character=f.card, to=g.card) for g in mine
-                           if g.location == f.location and g is not f and g.item is None)
-        if actions >= state.withdraw_cost:
-            out.append(C.Withdraw(seat=seat, character=f.card))
+                for g in mine:
+                    if g.location == location and g is not f and g.item is None:
+                        append(_TRANSFER(seat, card, g.card))
+        if actions >= withdraw_cost:
+            append(_WITHDRAW(seat, card))
         if not f.ability_used and actions >= COST_ABILITY:
             ability = _active_ability(f)
             if ability is not None:
                 if ability.kind == "draw":
-                    out.append(C.UseAbility(seat=seat, character=f.card, target=None))
+                    if player.deck:
+                        append(_ABILITY(seat, card, None))
                 elif ability.kind == "heal":
-                    out.extend(C.UseAbility(seat=seat, character=f.card, target=g.card) for g in mine
-                               if g.location == f.location)
+                    for g in mine:
+                        if g.location == location:
+                            append(_ABILITY(seat, card, g.card))
                 else:
-                    out.extend(C.UseAbility(seat=seat, character=f.card, target=t.card) for t in theirs)
-    for card in player.hand:
-        category = CATEGORY[design_of(card)]
+                    for t in theirs:
+                        if _adjacent(here, by_card[t.location]) and not _condition(state, t.location, "no_attack"):
+                            append(_ABILITY(seat, card, t.card))
+    for card, category in hand_other:
         if category == "item":
-            out.extend(C.PlayItem(seat=seat, card=card, character=f.card) for f in mine
-                       if not f.acted and f.item is None)
+            for f in mine:
+                if not f.acted and f.item is None:
+                    append(_PLAY_ITEM(seat, card, f.card))
         elif category == "event" and not state.event_played:
             target = EVENT_CARDS[design_of(card)].target
             if target == "none":
-                out.append(C.PlayEvent(seat=seat, card=card, target=None))
+                append(_PLAY_EVENT(seat, card, None))
             else:
-                out.extend(C.PlayEvent(seat=seat, card=card, target=f.card) for f in (mine if target == "friendly" else theirs))
+                for f in (mine if target == "friendly" else theirs):
+                    append(_PLAY_EVENT(seat, card, f.card))
     return out
 
 
 def legal_actions(state: State, seat: int) -> list[Command]:
     if seat not in to_act(state):
         return []
-    legal = []
+    r = _Reads(state)
+    checks = _CHECKS
+    by_type: dict[type, list[Command]] = {}
     for cmd in _candidates(state, seat):
+        cls = type(cmd)
         try:
-            _check(state, cmd)
+            checks[cls](state, cmd, r)
         except Rejection:
             continue
-        legal.append(cmd)
-    return sort_actions(legal)
+        group = by_type.get(cls)
+        if group is None:
+            by_type[cls] = [cmd]
+        else:
+            group.append(cmd)
+    # The order of sort_actions, i.e. of Command.sort_key: by TYPE, then field by field.
+    legal: list[Command] = []
+    for cls in sorted(by_type, key=_TYPE_OF.__getitem__):
+        group = by_type[cls]
+        if len(group) > 1:
+            group.sort(key=_GROUP_KEY[cls])
+        legal += group
+    return legal
+
+
+def _group_key(cls: type) -> Callable[[Command], Any]:
+    """The order sort_key gives to commands of one class from one seat, more cheaply.
+    _candidates fills every field of a class with one type (ids are str, cells int,
+    with_item bool), so comparing the raw values orders them as their _key tags do; the
+    classes whose field may be None or an id keep the generated sort_key."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name != "seat"]
+    if cls in (C.UseAbility, C.PlayEvent) or not names:
+        return methodcaller("sort_key")
+    return attrgetter(*names)
+
+
+_TYPE_OF = {cls: cls.TYPE for cls in C.COMMANDS}
+_GROUP_KEY = {cls: _group_key(cls) for cls in C.COMMANDS}

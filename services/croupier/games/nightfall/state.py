@@ -6,7 +6,8 @@ A card's owner and design are in its id (see cards.py), so records store ids onl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from croupier.engine.records import replacer
 
 # Phases
 SETUP = "setup"  # before Start
@@ -93,24 +94,7 @@ class State:
 
 # --- copies with changes --------------------------------------------------------------
 
-_KEEP = object()  # "this field stays as it is" in the generated replace functions
-
-
-def _replacer(cls: type) -> Any:
-    """A `dataclasses.replace` for one frozen slotted record, generated from its own field
-    names: evolve copies a record for every event, and the generic replace looks the fields
-    up (or re-runs __init__) on every call."""
-    names = cls.__slots__
-    lines = [f"def replace(obj, *, {', '.join(f'{n}=_KEEP' for n in names)}):", "    new = _new(_cls)"]
-    lines += [f"    _set(new, {n!r}, obj.{n} if {n} is _KEEP else {n})" for n in names]
-    lines.append("    return new")
-    scope: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_cls": cls, "_KEEP": _KEEP}
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from the record's own field names
-    fn = scope["replace"]
-    fn.__qualname__ = fn.__name__ = f"replace_{cls.__name__.lower()}"
-    return fn
-
-
-replace_state = _replacer(State)
-replace_player = _replacer(Player)
-replace_fighter = _replacer(Fighter)
+# evolve copies a record for every event: the engine's generated copies, not dataclasses.replace
+replace_state = replacer(State)
+replace_player = replacer(Player)
+replace_fighter = replacer(Fighter)

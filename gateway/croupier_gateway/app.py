@@ -13,7 +13,6 @@ import contextlib
 import time
 from typing import Annotated, Any, Literal
 
-import redis.asyncio as aioredis
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -147,8 +146,7 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
     async def lifespan(app: FastAPI):
         own = "gw" not in holder
         if own:
-            client = redis or aioredis.Redis.from_url(settings.redis_url, socket_timeout=5,
-                                                      health_check_interval=30)
+            client = redis or settings.redis_client()
             holder["gw"] = Gateway(settings, client, router=router)
         try:
             yield

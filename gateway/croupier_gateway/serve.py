@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import signal
 
-import redis.asyncio as aioredis
 import structlog
 import uvicorn
 
@@ -24,7 +23,7 @@ class _Server(uvicorn.Server):
 
 async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
                 stop: asyncio.Event | None = None) -> None:
-    client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=5, health_check_interval=30)
+    client = settings.redis_client()
     gateway = Gateway(settings, client)
     app = create_app(settings, gateway=gateway)
     grpc_server, grpc_port = await start_server(gateway, settings.host, settings.grpc_port)

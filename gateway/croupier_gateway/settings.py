@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
@@ -61,6 +62,22 @@ class GatewaySettings:
     # A stream without a token in the query waits this long for {"token": ...} first.
     ws_auth_wait_s: float = 1.0
     max_streams: int = 10_000
+    # Redis connections the gateway may hold at once; a request that finds them all busy
+    # waits for one (up to redis_wait_s) rather than failing. (redis-py 8's asyncio pool
+    # holds at most 100 and raises MaxConnectionsError beyond: a 1,000-table load test got
+    # 503 store_unavailable for 1 command in 4.)
+    redis_connections: int = 256
+    redis_wait_s: float = 5.0
+
+    def redis_client(self) -> Any:
+        """The gateway's asyncio Redis client: a pool of at most redis_connections, where a
+        request waits up to redis_wait_s for a free connection."""
+        from redis import asyncio as aioredis
+
+        pool = aioredis.BlockingConnectionPool.from_url(
+            self.redis_url, max_connections=self.redis_connections, timeout=self.redis_wait_s,
+            socket_timeout=5, health_check_interval=30)
+        return aioredis.Redis(connection_pool=pool)
 
     @property
     def dev_key(self) -> bool:
@@ -88,6 +105,8 @@ class GatewaySettings:
             stream_poll_s=env_float("CROUPIER_GATEWAY_STREAM_POLL_S", 5.0, 0.05),
             ws_auth_wait_s=env_float("CROUPIER_GATEWAY_WS_AUTH_WAIT_S", 1.0, 0.0),
             max_streams=env_int("CROUPIER_GATEWAY_MAX_STREAMS", 10_000, 1),
+            redis_connections=env_int("CROUPIER_GATEWAY_REDIS_CONNECTIONS", 256, 2),
+            redis_wait_s=env_float("CROUPIER_GATEWAY_REDIS_WAIT_S", 5.0, 0.01),
         )
         if settings.dev_key:
             log.warning("dev_signing_key", hint="set CROUPIER_GATEWAY_SIGNING_KEY: seat tokens are forgeable with the default")

@@ -364,8 +364,6 @@ class Worker:
                         mark = None
                         pace = self.think
                         await self.measured.wait()
-                if not self.measured.is_set():
-                    continue
                 self.running.pop(game_id, None)
                 self.tally.finished[game] = self.tally.finished.get(game, 0) + 1
                 kept = self.samples.setdefault(game, [])

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from kafka.errors import ProducerFencedError
+from kafka.errors import InvalidProducerEpochError, ProducerFencedError
 
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
@@ -189,6 +189,10 @@ class PartitionOwner:
             await self._process(loop, batch)
 
     async def _process(self, loop, batch: list[Pending]) -> None:
+        if self.status == LOST:
+            # Revoked or fenced while these waited: the partition's next owner answers them.
+            self._fail(batch, Rejection(NOT_OWNER, f"partition {self.partition} moved", NOT_OWNER))
+            return
         tentative: dict[str, Slot] = {}
         in_batch: dict[tuple[str, str], Outcome] = {}
         records: list[Envelope] = []
@@ -358,5 +362,8 @@ class PartitionOwner:
 
 def _fenced(exc: BaseException) -> bool:
     """A fenced writer: kafka-python raises ProducerFencedError once, and after that a
-    KafkaError saying it is "in an error state: ProducerFencedError"."""
-    return isinstance(exc, ProducerFencedError) or "ProducerFenced" in str(exc)
+    KafkaError saying it is "in an error state: ProducerFencedError". A produce refused with
+    INVALID_PRODUCER_EPOCH means the same (the Java client reports it as fenced too): a newer
+    writer of the partition took the epoch."""
+    return isinstance(exc, ProducerFencedError | InvalidProducerEpochError) or any(
+        name in str(exc) for name in ("ProducerFenced", "InvalidProducerEpoch"))

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.errors import KafkaTimeoutError, TopicAlreadyExistsError
+from kafka.errors import KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
 from kafka.partitioner.default import murmur2
 
 from croupier.engine.codec import canonical_bytes, loads
@@ -112,17 +112,29 @@ class PartitionWriter:
             request_timeout_ms=10000,
             max_block_ms=10000,
         )
+        _no_epoch_bump(self._producer)
         # Fences every earlier producer of this partition and aborts its open transaction.
         self._producer.init_transactions()
+        self.failed = False
 
     def append(self, envelopes: list[Envelope]) -> None:
+        """All the envelopes in one transaction, or an exception. After an exception the
+        writer is done: the owner makes a new one (init_transactions) and reads the log."""
+        if self.failed:
+            raise KafkaError("this writer failed before: a new writer and a read of the log come first")
         producer = self._producer
         producer.begin_transaction()
         try:
-            for env in envelopes:
-                producer.send(self.topic, key=env.game_id.encode("utf-8"), value=encode_record(env), partition=self.partition)
+            futures = [producer.send(self.topic, key=env.game_id.encode("utf-8"), value=encode_record(env),
+                                     partition=self.partition) for env in envelopes]
             self._finish("commit")
+            for future in futures:
+                # A record the broker refused is never part of a commit that succeeds (the
+                # transaction is aborted); this only makes sure, at no cost.
+                if future.failed():
+                    raise future.exception
         except Exception:
+            self.failed = True
             try:
                 self._finish("abort")
             except Exception:
@@ -149,10 +161,29 @@ class PartitionWriter:
             raise KafkaTimeoutError(f"the broker did not {how} the transaction within {FINISH_TIMEOUT_MS} ms")
 
     def close(self) -> None:
+        # A failed writer sends nothing more: no flush of what it still holds.
         try:
-            self._producer.close(timeout=2)
+            self._producer.close(timeout=0 if self.failed else 2)
         except Exception:
             pass
+
+
+def _no_epoch_bump(producer: KafkaProducer) -> None:
+    """Turn off kafka-python 3.0's own recovery from producer-state errors (KIP-360).
+
+    On OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID or INVALID_PRODUCER_EPOCH from a
+    produce, it bumps the producer's epoch by itself: that aborts the open transaction, and
+    the commit that follows can succeed with the refused records not in it (the owner was
+    told "appended" for events the log does not have). When the broker refuses the bump as
+    stale, it asks for a fresh epoch for the same transactional.id, which fences the
+    partition's current owner and lets this one, whose memory never read that owner's
+    appends, write again. CI saw a command appended twice (the same seqs twice) after a
+    broker restart. The owner's rule is that a writer's epoch comes only from its own
+    init_transactions, followed by a read of the partition; so these errors are fatal to the
+    writer (as for transactional producers before KIP-360) and the owner starts again."""
+    manager = getattr(producer, "_transaction_manager", None)
+    if manager is not None and hasattr(manager, "_supports_epoch_bump"):
+        manager._supports_epoch_bump = lambda: False
 
 
 def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start: int = 0,

@@ -9,6 +9,9 @@ once per set of changed field names and kept.
 A record may hold other records as fields (`groups`, field name -> record class): a change
 may then name a field of such an inner record, which is copied with that change, so a
 state split into a few records still reads as one flat `replace(state, field=...)`.
+
+`replace.setter("a", "b")` is the compiled copy itself, `set_ab(record, a, b)`: for the few
+hottest copies, it spares the keyword arguments and the look-up of the compiled function.
 """
 
 from __future__ import annotations
@@ -86,5 +89,15 @@ def replacer(cls: type, groups: Mapping[str, type] | None = None) -> Callable[..
             fn = compiled[key] = compile_for(key)
         return fn(record, *changes.values())
 
+    def setter(*names: str) -> Callable[..., Any]:
+        """fn(record, *values): replace(record, **dict(zip(names, values))), positionally."""
+        if len(set(names)) != len(names):
+            raise TypeError(f"a field named twice in {names}")
+        fn = compiled.get(names)
+        if fn is None:
+            fn = compiled[names] = compile_for(names)
+        return fn
+
     replace.__doc__ = f"A copy of a {cls.__name__} with the named fields changed."
+    replace.setter = setter  # type: ignore[attr-defined]
     return replace

@@ -8,7 +8,6 @@ seats' decks; ids never are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -308,14 +307,36 @@ def deck_cards(seat: int, deck_id: str) -> tuple[str, ...]:
     return tuple(f"s{seat}-{design}-{k}" for design, copies in deck.cards for k in range(1, copies + 1))
 
 
-@lru_cache(maxsize=4096)
-def design_of(card: str) -> str:
-    """The design id a card shows: "s0-spike-pit-2" -> "spike-pit"."""
+def _design_in(card: str) -> str:
     return card[3:].rsplit("-", 1)[0]
 
 
-def owner_of(card: str) -> int:
+def _owner_in(card: str) -> int:
     return ord(card[1]) - 48
+
+
+class _ReadOfId(dict):
+    """card id -> what the id says (design or seat), kept for every card of every deck (the
+    rules ask thousands of times a second, and a dict look-up is the cheapest call there
+    is); any other id is read afresh on each call and not kept (ids off the wire may be
+    anything, and bad ones raise as the plain read does)."""
+
+    __slots__ = ("_read",)
+
+    def __init__(self, read: Any, cards: Any):
+        super().__init__((card, read(card)) for card in cards)
+        self._read = read
+
+    def __missing__(self, card: str) -> Any:
+        return self._read(card)
+
+
+_EVERY_CARD = tuple({card: None for seat in (0, 1) for deck in CONTENT.decks for card in deck_cards(seat, deck)})
+
+# design_of("s0-spike-pit-2") -> "spike-pit": the design id a card shows.
+design_of = _ReadOfId(_design_in, _EVERY_CARD).__getitem__
+# owner_of("s0-spike-pit-2") -> 0: the seat whose deck the card is from.
+owner_of = _ReadOfId(_owner_in, _EVERY_CARD).__getitem__
 
 
 def category_of(card: str) -> str:

@@ -8,10 +8,9 @@ candidate commands and keeps exactly those `_check` accepts, so the two cannot d
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from functools import cache
-from operator import attrgetter, methodcaller
+from operator import attrgetter
 from typing import Any
 
 from croupier.engine.contract import Command, Context, Emitter, Event, Rejection, Start, Tick
@@ -188,27 +187,32 @@ class _Reads:
     """Lookups over one state that the checks make again and again: built once per decide,
     and once per legal_actions for all its candidates (the state is immutable)."""
 
-    __slots__ = ("state", "fighter", "owner", "place", "fighter_designs", "place_designs", "capacity_left")
+    __slots__ = ("state", "fighter", "place", "_fighter_designs", "_place_designs", "_capacity_left")
 
+    # No __getattr__ here: a class with one loses the interpreter's fast attribute reads,
+    # and the checks read r.fighter and r.place for every candidate.
     def __init__(self, state: State):
         self.state = state
         self.fighter = {f.card: f for f in reversed(state.fighters)}  # the first wins, as in _fighter
-        self.owner = {card: owner_of(card) for card in self.fighter}
         self.place = {p.card: p for p in reversed(state.places)}
+        self._fighter_designs = self._place_designs = self._capacity_left = None
 
-    def __getattr__(self, name: str) -> Any:
-        """The rarer reads, made on first use (an unset slot lands here)."""
-        state = self.state
-        if name == "fighter_designs":
-            value = {design_of(f.card) for f in state.fighters}
-        elif name == "place_designs":
-            value = {design_of(p.card) for p in state.places}
-        elif name == "capacity_left":
-            value = _capacity_left(state)
-        else:
-            raise AttributeError(name)
-        setattr(self, name, value)
-        return value
+    # The rarer reads, made on first use.
+
+    def fighter_designs(self) -> set[str]:
+        if self._fighter_designs is None:
+            self._fighter_designs = {design_of(f.card) for f in self.state.fighters}
+        return self._fighter_designs
+
+    def place_designs(self) -> set[str]:
+        if self._place_designs is None:
+            self._place_designs = {design_of(p.card) for p in self.state.places}
+        return self._place_designs
+
+    def capacity_left(self) -> int:
+        if self._capacity_left is None:
+            self._capacity_left = _capacity_left(self.state)
+        return self._capacity_left
 
 
 def _at(table: dict, card: Any) -> Any:
@@ -226,6 +230,8 @@ def _reject(code: str, message: str) -> None:
 
 def _check_turn(state: State, cmd: Command, phase: str) -> None:
     now = state.phase
+    if now == phase and cmd.seat == state.active and now != OPENING:
+        return  # the usual case, settled at once: the active seat, in its command's phase
     if now == OVER:
         _reject("game_over", "the game is over")
     if now == SETUP:
@@ -243,7 +249,7 @@ def _own_fighter(r: _Reads, seat: int, card: str) -> Fighter:
         f = None
     if f is None:
         _reject("no_such_character", f"{card} is not a Character in play")
-    if r.owner[card] != seat:
+    if owner_of(card) != seat:
         _reject("not_your_character", f"{card} is not yours")
     return f
 
@@ -255,7 +261,7 @@ def _enemy_fighter(r: _Reads, seat: int, card: str | None) -> Fighter:
         f = None
     if f is None:
         _reject("no_such_character", f"{card} is not a Character in play")
-    if r.owner[card] == seat:
+    if owner_of(card) == seat:
         _reject("own_character", f"{card} is your own Character")
     return f
 
@@ -263,6 +269,17 @@ def _enemy_fighter(r: _Reads, seat: int, card: str | None) -> Fighter:
 def _spend(f: Fighter, cost: int) -> None:
     if f.actions < cost:
         _reject("not_enough_actions", f"{f.card} has {f.actions} actions left, needs {cost}")
+
+
+def _acting(state: State, cmd: Command, r: _Reads, card: str, cost: int) -> Fighter:
+    """The checks most actions open with, in this order: the seat's turn in the main phase,
+    `card` is its own Character, and that has `cost` actions left. (One call instead of
+    three: legal_actions makes this check for every Move it weighs.)"""
+    _check_turn(state, cmd, MAIN)
+    f = _own_fighter(r, cmd.seat, card)
+    if f.actions < cost:
+        _spend(f, cost)
+    return f
 
 
 _NOT_A = {"location": "not_a_location", "character": "not_a_character", "item": "not_an_item", "event": "not_an_event"}
@@ -280,7 +297,7 @@ def _new_location_ok(state: State, player: Player, location: str, r: _Reads) -> 
     if _first_round(state):
         _reject("first_round", "new Locations come into play only after the first round")
     design = design_of(location)
-    if design in r.place_designs:
+    if design in r.place_designs():
         _reject("duplicate_location", f"a {LOCS[design].name} is already in play")
 
 
@@ -297,9 +314,9 @@ def _character_ok(state: State, seat: int, card: str, extra_capacity: int, r: _R
     if state.character_played:
         _reject("character_already_played", "one Character per turn")
     design = design_of(card)
-    if design in r.fighter_designs:
+    if design in r.fighter_designs():
         _reject("duplicate_character", f"a {CHARS[design].name} is already in play")
-    if _printed_hp(card) > r.capacity_left + extra_capacity:
+    if _printed_hp(card) > r.capacity_left() + extra_capacity:
         _reject("over_capacity", "the Characters' HP would exceed the Locations' HP capacity")
     return hp
 
@@ -326,9 +343,7 @@ def _check_character_new_location(state: State, cmd: C.PlayCharacterOnNewLocatio
 
 
 def _check_play_location(state: State, cmd: C.PlayLocation, r: _Reads) -> None:
-    _check_turn(state, cmd, MAIN)
-    f = _own_fighter(r, cmd.seat, cmd.character)
-    _spend(f, COST_PLAY_LOCATION)
+    f = _acting(state, cmd, r, cmd.character, COST_PLAY_LOCATION)
     _new_location_ok(state, state.players[cmd.seat], cmd.location, r)
     if not _free_cells_around(state, (r.place.get(f.location),)):
         _reject("no_room", f"no free cell next to {f.location}")
@@ -351,9 +366,7 @@ def _check_place_location(state: State, cmd: C.PlaceLocation, r: _Reads) -> None
 
 
 def _check_move(state: State, cmd: C.MoveCharacter, r: _Reads) -> None:
-    _check_turn(state, cmd, MAIN)
-    f = _own_fighter(r, cmd.seat, cmd.character)
-    _spend(f, COST_MOVE)
+    f = _acting(state, cmd, r, cmd.character, COST_MOVE)
     to = _at(r.place, cmd.to)
     if to is None:
         _reject("no_such_location", f"{cmd.to} is not a Location in play")
@@ -392,8 +405,7 @@ def _check_transfer(state: State, cmd: C.TransferItem, r: _Reads) -> None:
 
 
 def _check_withdraw(state: State, cmd: C.Withdraw, r: _Reads) -> None:
-    _check_turn(state, cmd, MAIN)
-    _spend(_own_fighter(r, cmd.seat, cmd.character), state.withdraw_cost)
+    _acting(state, cmd, r, cmd.character, state.withdraw_cost)
 
 
 def _check_play_item(state: State, cmd: C.PlayItem, r: _Reads) -> None:
@@ -876,25 +888,63 @@ _APPLY: dict[type, Callable[[_Out, Any, Context], None]] = {
 # --- evolve ---------------------------------------------------------------------------
 
 
+# The hottest copies, each compiled once for its fields (records.replacer's setter): the
+# same copies replace_* make, without the keyword arguments.
+_set_players = replace_state.setter("players")
+_set_fighters = replace_state.setter("fighters")
+_set_hand_deck = replace_player.setter("hand", "deck")
+_set_grave_hp = replace_player.setter("grave_hp")
+_set_hp = replace_fighter.setter("hp")
+_set_spent = replace_fighter.setter("actions", "acted")
+_set_fresh = replace_fighter.setter("actions", "acted", "ward", "item_used", "ability_used", "transferred")
+_set_turn = replace_state.setter("phase", "active", "turn", "started_empty", "moved", "paid_draw", "event_played",
+                                 "character_played", "pending", "fighters")
+
+
+def _put_player(state: State, seat: int, player: Player) -> State:
+    players = state.players
+    return _set_players(state, players[:seat] + (player,) + players[seat + 1:])
+
+
 def _with_player(state: State, seat: int, **changes: Any) -> State:
-    players = list(state.players)
-    players[seat] = replace_player(players[seat], **changes)
-    return replace_state(state, players=tuple(players))
+    return _put_player(state, seat, replace_player(state.players[seat], **changes))
+
+
+def _fighter_index(state: State, card: str) -> int:
+    """Where the Character is in state.fighters (the first match, as _fighter); -1 if not in play."""
+    for i, f in enumerate(state.fighters):
+        if f.card == card:
+            return i
+    return -1
+
+
+def _put_fighter(state: State, i: int, fighter: Fighter) -> State:
+    fighters = state.fighters
+    return _set_fighters(state, fighters[:i] + (fighter,) + fighters[i + 1:])
 
 
 def _with_fighter(state: State, card: str, **changes: Any) -> State:
-    fighters = state.fighters
-    for i, f in enumerate(fighters):
-        if f.card == card:
-            return replace_state(state, fighters=fighters[:i] + (replace_fighter(f, **changes),) + fighters[i + 1:])
-    return state
+    i = _fighter_index(state, card)
+    if i < 0:
+        return state
+    return _put_fighter(state, i, replace_fighter(state.fighters[i], **changes))
+
+
+def _with_hp(state: State, card: str, hp: int) -> State:
+    i = _fighter_index(state, card)
+    if i < 0:
+        return state
+    return _put_fighter(state, i, _set_hp(state.fighters[i], hp))
 
 
 def _spent(state: State, card: str, cost: int, **changes: Any) -> State:
-    f = _fighter(state, card)
-    if f is None:
+    i = _fighter_index(state, card)
+    if i < 0:
         return state
-    return _with_fighter(state, card, actions=max(0, f.actions - cost), acted=True, **changes)
+    f = state.fighters[i]
+    actions = max(0, f.actions - cost)
+    f = replace_fighter(f, actions=actions, acted=True, **changes) if changes else _set_spent(f, actions, True)
+    return _put_fighter(state, i, f)
 
 
 def _to_discard(state: State, cards: tuple[str, ...]) -> State:
@@ -905,7 +955,7 @@ def _to_discard(state: State, cards: tuple[str, ...]) -> State:
 
 
 def _without(cards: tuple[str, ...], gone: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(c for c in cards if c not in gone)
+    return tuple([c for c in cards if c not in gone])
 
 
 def _ev_deck_shuffled(s: State, e: E.DeckShuffled) -> State:
@@ -922,7 +972,7 @@ def _ev_hands_dealt(s: State, e: E.HandsDealt) -> State:
 
 def _ev_cards_drawn(s: State, e: E.CardsDrawn) -> State:
     p = s.players[e.seat]
-    return _with_player(s, e.seat, hand=p.hand + p.deck[:e.count], deck=p.deck[e.count:])
+    return _put_player(s, e.seat, _set_hand_deck(p, p.hand + p.deck[:e.count], p.deck[e.count:]))
 
 
 def _ev_cards_discarded(s: State, e: E.CardsDiscarded) -> State:
@@ -945,13 +995,12 @@ def _ev_opening_revealed(s: State, e: E.OpeningLocationsRevealed) -> State:
 
 
 def _ev_turn_started(s: State, e: E.TurnStarted) -> State:
-    fighters = tuple(
-        replace_fighter(f, actions=ACTIONS_PER_TURN, acted=False, ward=0, item_used=False, ability_used=False, transferred=False)
-        if owner_of(f.card) == e.seat else f
-        for f in s.fighters
-    )
-    return replace_state(s, phase=MAIN, active=e.seat, turn=e.turn, started_empty=e.started_empty, moved=False,
-                   paid_draw=False, event_played=False, character_played=False, pending=None, fighters=fighters)
+    seat = e.seat
+    # actions, acted, ward, item_used, ability_used, transferred
+    fighters = tuple([_set_fresh(f, ACTIONS_PER_TURN, False, 0, False, False, False) if owner_of(f.card) == seat else f
+                      for f in s.fighters])
+    # phase, active, turn, started_empty, moved, paid_draw, event_played, character_played, pending, fighters
+    return _set_turn(s, MAIN, seat, e.turn, e.started_empty, False, False, False, False, None, fighters)
 
 
 def _ev_trap_window(s: State, e: E.TrapWindowOpened) -> State:
@@ -967,7 +1016,8 @@ def _ev_game_ended(s: State, e: E.GameEnded) -> State:
 
 
 def _ev_penalty(s: State, e: E.GraveyardPenalty) -> State:
-    s = _with_player(s, e.seat, grave_hp=s.players[e.seat].grave_hp + e.amount)
+    p = s.players[e.seat]
+    s = _put_player(s, e.seat, _set_grave_hp(p, p.grave_hp + e.amount))
     return replace_state(s, paid_draw=True) if e.reason == "paid_draw" else s
 
 
@@ -1000,11 +1050,11 @@ def _ev_attacked(s: State, e: E.Attacked) -> State:
 
 
 def _ev_damaged(s: State, e: E.CharacterDamaged) -> State:
-    return _with_fighter(s, e.character, hp=e.hp)
+    return _with_hp(s, e.character, e.hp)
 
 
 def _ev_healed(s: State, e: E.CharacterHealed) -> State:
-    return _with_fighter(s, e.character, hp=e.hp)
+    return _with_hp(s, e.character, e.hp)
 
 
 def _remove_fighter(s: State, card: str) -> tuple[State, Fighter | None]:
@@ -1182,36 +1232,44 @@ _PLAY_ITEM = _B[C.PlayItem]
 _PLAY_EVENT = _B[C.PlayEvent]
 
 
-def _candidates(state: State, seat: int) -> list[Command]:
-    """Every command worth asking `_check` about: a superset of the legal ones. (Built with
-    the commands' generated constructors: fields in declaration order, seat first.)"""
+_CARD = attrgetter("card")
+
+
+def _candidates(state: State, seat: int, r: _Reads) -> dict[type, list[Command]]:
+    """Every command worth asking `_check` about, by command class: a superset of the legal
+    ones. (Built with the commands' generated constructors: fields in declaration order,
+    seat first.)
+
+    Each class's list comes in the order sort_actions gives it, so legal_actions sorts
+    nothing: the ids and cells a command holds are taken in their own order (fighters,
+    Locations and hand cards by id; cells sorted; with_item False before True), the outer
+    field's loop outside the inner one's. Keep it so when adding a candidate; selfplay and
+    the legal-actions tests check the order."""
     phase = state.phase
     player = state.players[seat]
+    hand = sorted(player.hand)
+    places = sorted(state.places, key=_CARD)
     if phase == OPENING:
-        return [_OPENING(seat, c) for c in player.hand if CATEGORY[design_of(c)] == "location"]
+        return {C.PlayOpeningLocation: [_OPENING(seat, c) for c in hand if CATEGORY[design_of(c)] == "location"]}
     if phase == PLACE:
-        return [_PLACE_AT(seat, x, y) for x, y in _placement_cells(state)]
+        return {C.PlaceLocation: [_PLACE_AT(seat, x, y) for x, y in _placement_cells(state)]}
     if phase == TRAPS:
-        out: list[Command] = [_END(seat)]
-        for trap in _complete_traps(player):
-            out.extend(_TRAP(seat, trap, p.card) for p in state.places)
-        return out
+        return {C.EndTurn: [_END(seat)],
+                C.SetTrap: [_TRAP(seat, trap, p.card) for trap in _complete_traps(player) for p in places]}
     # Below, a candidate is left out only where its check would surely reject it (rejections
     # are the dear part of legal_actions); the checks still judge every one that is made.
-    out = [_END(seat)]
+    out: dict[type, list[Command]] = {C.EndTurn: [_END(seat)]}
     if not state.paid_draw and player.deck:
-        out.append(_DRAW(seat))
-    append = out.append
-    places = state.places
+        out[C.DrawCard] = [_DRAW(seat)]
     mine = []
     theirs = []
-    for f in state.fighters:
+    for f in sorted(state.fighters, key=_CARD):
         (mine if owner_of(f.card) == seat else theirs).append(f)
-    by_card = {p.card: p for p in places}
+    by_card = r.place
     hand_locations = []
     hand_characters = []
     hand_other = []
-    for c in player.hand:
+    for c in hand:
         category = CATEGORY[design_of(c)]
         if category == "location":
             hand_locations.append(c)
@@ -1221,11 +1279,20 @@ def _candidates(state: State, seat: int) -> list[Command]:
             hand_other.append((c, category))
     # Characters entering play
     if not state.character_played:
-        for card in hand_characters + [w for w, _ in player.withdrawn]:
-            for p in places:
-                append(_PLAY_CHARACTER(seat, card, p.card))
-            for loc in hand_locations:
-                append(_PLAY_CHARACTER_NEW(seat, card, loc))
+        entering = sorted(hand_characters + [w for w, _ in player.withdrawn])
+        if entering:
+            out[C.PlayCharacter] = [_PLAY_CHARACTER(seat, card, p.card) for card in entering for p in places]
+            if hand_locations:
+                out[C.PlayCharacterOnNewLocation] = [_PLAY_CHARACTER_NEW(seat, card, loc)
+                                                     for card in entering for loc in hand_locations]
+    moves: list[Command] = []
+    discoveries: list[Command] = []
+    attacks: list[Command] = []
+    use_items: list[Command] = []
+    discard_items: list[Command] = []
+    transfers: list[Command] = []
+    withdrawals: list[Command] = []
+    abilities: list[Command] = []
     withdraw_cost = state.withdraw_cost
     for f in mine:
         actions = f.actions
@@ -1237,53 +1304,61 @@ def _candidates(state: State, seat: int) -> list[Command]:
             hy = here.y
             for p in places:
                 if p is not here and -1 <= p.x - hx <= 1 and -1 <= p.y - hy <= 1:
-                    append(_MOVE(seat, card, p.card))
+                    moves.append(_MOVE(seat, card, p.card))
         if actions >= COST_PLAY_LOCATION:
             for loc in hand_locations:
-                append(_PLAY_LOCATION(seat, card, loc))
+                discoveries.append(_PLAY_LOCATION(seat, card, loc))
         if actions >= COST_ATTACK and not _condition(state, location, "no_attack"):
             armed = _weapon_ready(f)
             for t in theirs:
                 if t.location == location:
-                    append(_ATTACK(seat, card, t.card, False))
+                    attacks.append(_ATTACK(seat, card, t.card, False))
                     if armed:
-                        append(_ATTACK(seat, card, t.card, True))
+                        attacks.append(_ATTACK(seat, card, t.card, True))
         if f.item is not None:
             if not f.item_used and ITEMS[design_of(f.item)].kind != "weapon":
-                append(_USE_ITEM(seat, card))
-            append(_DISCARD_ITEM(seat, card))
+                use_items.append(_USE_ITEM(seat, card))
+            discard_items.append(_DISCARD_ITEM(seat, card))
             if not f.transferred and actions >= COST_TRANSFER:
                 for g in mine:
                     if g.location == location and g is not f and g.item is None:
-                        append(_TRANSFER(seat, card, g.card))
+                        transfers.append(_TRANSFER(seat, card, g.card))
         if actions >= withdraw_cost:
-            append(_WITHDRAW(seat, card))
+            withdrawals.append(_WITHDRAW(seat, card))
         if not f.ability_used and actions >= COST_ABILITY:
             ability = _active_ability(f)
             if ability is not None:
                 if ability.kind == "draw":
                     if player.deck:
-                        append(_ABILITY(seat, card, None))
+                        abilities.append(_ABILITY(seat, card, None))
                 elif ability.kind == "heal":
                     for g in mine:
                         if g.location == location:
-                            append(_ABILITY(seat, card, g.card))
+                            abilities.append(_ABILITY(seat, card, g.card))
                 else:
                     for t in theirs:
                         if _adjacent(here, by_card[t.location]) and not _condition(state, t.location, "no_attack"):
-                            append(_ABILITY(seat, card, t.card))
+                            abilities.append(_ABILITY(seat, card, t.card))
+    play_items: list[Command] = []
+    play_events: list[Command] = []
     for card, category in hand_other:
         if category == "item":
             for f in mine:
                 if not f.acted and f.item is None:
-                    append(_PLAY_ITEM(seat, card, f.card))
+                    play_items.append(_PLAY_ITEM(seat, card, f.card))
         elif category == "event" and not state.event_played:
             target = EVENT_CARDS[design_of(card)].target
             if target == "none":
-                append(_PLAY_EVENT(seat, card, None))
+                play_events.append(_PLAY_EVENT(seat, card, None))
             else:
                 for f in (mine if target == "friendly" else theirs):
-                    append(_PLAY_EVENT(seat, card, f.card))
+                    play_events.append(_PLAY_EVENT(seat, card, f.card))
+    for cls, group in ((C.MoveCharacter, moves), (C.PlayLocation, discoveries), (C.Attack, attacks),
+                       (C.UseItem, use_items), (C.DiscardItem, discard_items), (C.TransferItem, transfers),
+                       (C.Withdraw, withdrawals), (C.UseAbility, abilities), (C.PlayItem, play_items),
+                       (C.PlayEvent, play_events)):
+        if group:
+            out[cls] = group
     return out
 
 
@@ -1291,39 +1366,23 @@ def legal_actions(state: State, seat: int) -> list[Command]:
     if seat not in to_act(state):
         return []
     r = _Reads(state)
-    checks = _CHECKS
-    by_type: dict[type, list[Command]] = {}
-    for cmd in _candidates(state, seat):
-        cls = type(cmd)
-        try:
-            checks[cls](state, cmd, r)
-        except Rejection:
-            continue
-        group = by_type.get(cls)
-        if group is None:
-            by_type[cls] = [cmd]
-        else:
-            group.append(cmd)
-    # The order of sort_actions, i.e. of Command.sort_key: by TYPE, then field by field.
+    candidates = _candidates(state, seat, r)
     legal: list[Command] = []
-    for cls in sorted(by_type, key=_TYPE_OF.__getitem__):
-        group = by_type[cls]
-        if len(group) > 1:
-            group.sort(key=_GROUP_KEY[cls])
-        legal += group
+    # The order of sort_actions (Command.sort_key: by TYPE, then field by field): the classes
+    # by TYPE here, and each class's candidates come in their order (see _candidates).
+    append = legal.append
+    for cls in _IN_TYPE_ORDER:
+        group = candidates.get(cls)
+        if group is None:
+            continue
+        check = _CHECKS[cls]
+        for cmd in group:
+            try:
+                check(state, cmd, r)
+            except Rejection:
+                continue
+            append(cmd)
     return legal
 
 
-def _group_key(cls: type) -> Callable[[Command], Any]:
-    """The order sort_key gives to commands of one class from one seat, more cheaply.
-    _candidates fills every field of a class with one type (ids are str, cells int,
-    with_item bool), so comparing the raw values orders them as their _key tags do; the
-    classes whose field may be None or an id keep the generated sort_key."""
-    names = [f.name for f in dataclasses.fields(cls) if f.name != "seat"]
-    if cls in (C.UseAbility, C.PlayEvent) or not names:
-        return methodcaller("sort_key")
-    return attrgetter(*names)
-
-
-_TYPE_OF = {cls: cls.TYPE for cls in C.COMMANDS}
-_GROUP_KEY = {cls: _group_key(cls) for cls in C.COMMANDS}
+_IN_TYPE_ORDER = tuple(sorted(C.COMMANDS, key=lambda cls: cls.TYPE))

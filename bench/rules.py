@@ -68,8 +68,10 @@ async def _setup_games(stub, n: int, rng: random.Random) -> dict:
     return games
 
 
-def rules_worker(address: str, games: int, seconds: float, rate: float, seed: int, out: mp.Queue) -> None:
-    """Drive `games` games; closed loop when rate == 0, else open loop at `rate` commands/s."""
+def rules_worker(address: str, games: int, seconds: float, rate: float, seed: int, out: mp.Queue,
+                 ready: mp.Queue | None = None, go=None) -> None:
+    """Drive `games` games; closed loop when rate == 0, else open loop at `rate` commands/s.
+    With `ready`/`go`: says when its games are set up and waits for `go` before it starts."""
     import grpc
 
     from croupier.v1 import rules_pb2, rules_pb2_grpc
@@ -79,6 +81,9 @@ def rules_worker(address: str, games: int, seconds: float, rate: float, seed: in
         stub = rules_pb2_grpc.RulesServiceStub(channel)
         rng = random.Random(seed)
         table = await _setup_games(stub, games, rng)
+        if ready is not None:
+            ready.put(seed)
+            await asyncio.get_running_loop().run_in_executor(None, go.wait)
         latencies: list[float] = []
         errors = 0
         done = 0
@@ -184,30 +189,80 @@ def echo_worker(address: str, inflight: int, seconds: float, payload: bytes, out
     asyncio.run(main())
 
 
-def run_workers(target, args_for, workers: int) -> dict:
+def run_workers(target, args_for, workers: int, meter: "CpuMeter | None" = None) -> dict:
+    """Run the workers to their end. With a meter (rules workers only), the CPU of the
+    measured processes is taken from when every worker has set up its games to the end."""
     out: mp.Queue = mp.Queue()
-    procs = [mp.Process(target=target, args=(*args_for(i), out)) for i in range(workers)]
+    ready: mp.Queue = mp.Queue()
+    go = mp.Event()
+    extra = (ready, go) if meter is not None else ()
+    procs = [mp.Process(target=target, args=(*args_for(i), out, *extra)) for i in range(workers)]
     t0 = time.perf_counter()
     for p in procs:
         p.start()
+    if meter is not None:
+        for _ in procs:
+            ready.get()
+        before = meter.now()
+        go.set()
     results = [out.get() for _ in procs]
+    cpu = None
+    if meter is not None:
+        after = meter.now()
+        cpu = {name: after[name] - before[name] for name in after if name in before}
     for p in procs:
         p.join()
     elapsed = time.perf_counter() - t0
     lat = [x for r in results for x in r["latencies"]]
-    return {"done": sum(r["done"] for r in results), "errors": sum(r["errors"] for r in results), "latencies": lat,
-            "wall": elapsed}
+    r = {"done": sum(r["done"] for r in results), "errors": sum(r["errors"] for r in results), "latencies": lat,
+         "wall": elapsed}
+    if cpu is not None:
+        r["cpu_s"] = cpu
+    return r
 
 
 def summarize(r: dict, seconds: float) -> dict:
     lat = r["latencies"]
-    return {
+    out = {
         "per_s": round(r["done"] / seconds, 1),
         "errors": r["errors"],
         "p50_ms": round(pct(lat, 0.50) * 1000, 2),
         "p99_ms": round(pct(lat, 0.99) * 1000, 2),
         "max_ms": round(max(lat) * 1000, 2) if lat else None,
     }
+    if "cpu_s" in r and r["done"]:
+        # CPU milliseconds per command of each measured process: what a command costs,
+        # a figure that holds up far better than rates on a shared machine.
+        out["cpu_ms_per_command"] = {name: round(cpu * 1000 / r["done"], 3) for name, cpu in r["cpu_s"].items()}
+    return out
+
+
+class CpuMeter:
+    """CPU seconds (user + system, every thread) that named processes spend over a phase."""
+
+    def __init__(self, processes: dict):
+        self.processes = {name: proc for name, proc in processes.items() if proc is not None}
+
+    def now(self) -> dict:
+        out = {}
+        for name, proc in self.processes.items():
+            try:
+                t = proc.cpu_times()
+                out[name] = t.user + t.system
+            except Exception:
+                pass
+        return out
+
+
+def broker_process(bootstrap: str):
+    """The local broker's process (the one listening on the bootstrap port), or None."""
+    import psutil
+
+    port = int(bootstrap.split(",")[0].rsplit(":", 1)[1])
+    for conn in psutil.net_connections("tcp"):
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+            return psutil.Process(conn.pid)
+    return None
 
 
 def kafka_baseline(bootstrap: str, seconds: float, batch: int, record: bytes) -> dict:
@@ -257,6 +312,9 @@ def main(argv=None) -> int:
     server = subprocess.Popen([sys.executable, "-m", "croupier.cli.main", "serve", "rules", "--game", GAME, "--port", str(port)],
                               env=env, cwd=ROOT, stdout=server_log, stderr=subprocess.STDOUT)
     address = f"127.0.0.1:{port}"
+    import psutil
+
+    meter = CpuMeter({"replica": psutil.Process(server.pid), "broker": broker_process(kafka.bootstrap)})
     try:
         _wait_ready(env, prefix, 8)
         results: dict = {"game": GAME, "workers": args.workers, "seconds": args.seconds}
@@ -264,7 +322,7 @@ def main(argv=None) -> int:
         for inflight in (1, 100, 1000):
             w = 1 if inflight == 1 else args.workers
             per = max(1, inflight // w)
-            r = run_workers(rules_worker, lambda i, per=per: (address, per, args.seconds, 0.0, i), w)
+            r = run_workers(rules_worker, lambda i, per=per: (address, per, args.seconds, 0.0, i), w, meter)
             peaks[inflight] = summarize(r, args.seconds)
             print(f"rules closed loop, {inflight:>4} games in flight: {peaks[inflight]}", flush=True)
         results["peak"] = {str(k): v for k, v in peaks.items()}
@@ -274,7 +332,7 @@ def main(argv=None) -> int:
         for share in (0.25, 0.5, 0.75):
             rate = peak * share
             r = run_workers(rules_worker, lambda i, rate=rate: (address, 1000 // args.workers, args.seconds, rate / args.workers, 100 + i),
-                            args.workers)
+                            args.workers, meter)
             loads[f"{int(share * 100)}%"] = {"offered_per_s": round(rate, 1), **summarize(r, args.seconds)}
             print(f"rules open loop at {int(share * 100)}% of peak ({rate:.0f}/s): {loads[f'{int(share * 100)}%']}", flush=True)
         results["latency_at_load"] = loads
@@ -284,7 +342,11 @@ def main(argv=None) -> int:
         echo.start()
         echo_addr = f"127.0.0.1:{port_q.get()}"
         payload = b"x" * 300
+        echo_meter = CpuMeter({"echo": psutil.Process(echo.pid)})
+        before = echo_meter.now()
         r = run_workers(echo_worker, lambda i: (echo_addr, 100 // args.workers, args.seconds, payload), args.workers)
+        after = echo_meter.now()
+        r["cpu_s"] = {name: after[name] - before[name] for name in after if name in before}
         results["echo_baseline"] = summarize(r, args.seconds)
         print(f"bare grpc.aio echo, 100 in flight: {results['echo_baseline']}", flush=True)
         echo.terminate()

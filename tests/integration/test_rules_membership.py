@@ -51,11 +51,15 @@ def test_a_membership_whose_poll_stops_returning_is_replaced_and_serving_goes_on
         try:
             await until(lambda: len(replica.ready_partitions()) == parts, 90, "the replica serves every partition")
             first = replica.membership
+            before = list(replica.owners.values())
             first.consumer.poll = lambda *args, **kwargs: stuck.wait()
             await until(lambda: replica.membership is not first, 30, "the stalled membership is replaced")
             assert first.abandoned
+            # Served by owners taken for the new membership: the old ones still read as ready
+            # until the new member's assignment arrives and releases them.
             await until(lambda: replica.membership.consumer.assignment()
-                        and len(replica.ready_partitions()) == parts, 90,
+                        and len(replica.ready_partitions()) == parts
+                        and not any(owner in before for owner in replica.owners.values()), 90,
                         "the new member is assigned every partition and serves it")
             # And a command is decided and committed: a table opens on a partition it serves.
             game_id = f"{GAME}-{uuid.uuid4().hex[:16]}"

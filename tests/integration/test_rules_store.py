@@ -11,11 +11,12 @@ import time
 import uuid
 
 import pytest
+from kafka import KafkaConsumer, TopicPartition
 
 from croupier.engine import registry
 from croupier.engine.table import TableHost
 from croupier.rules.settings import KafkaSettings
-from croupier.rules.store import PartitionWriter, encode_record, read_partition
+from croupier.rules.store import PartitionWriter, WriterFenced, _error, encode_record, read_partition
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -25,31 +26,44 @@ def _envelopes(command_id: str):
     return host.create(f"expeditions-{uuid.uuid4().hex[:16]}", 2, {}, "ab" * 32, now=1, command_id=command_id)
 
 
+def _log_end(kafka: str, topic: str) -> int:
+    """The partition's end offset as read_uncommitted sees it: records and markers."""
+    tp = TopicPartition(topic, 0)
+    consumer = KafkaConsumer(bootstrap_servers=kafka, client_id="test-log-end")
+    try:
+        return consumer.end_offsets([tp])[tp]
+    finally:
+        consumer.close()
+
+
 def test_a_fenced_writer_in_mid_transaction_never_takes_the_partition_back(kafka: str, create_topic) -> None:
     """The old owner's transaction already holds the partition when the new owner fences it
     (an append under way while the group moves the partition, or across a broker restart).
-    Its next produce is refused with INVALID_PRODUCER_EPOCH. kafka-python 3.0 answers that
-    by "bumping the epoch", and when the broker refuses the bump, by asking for a fresh
-    producer id for the same transactional.id: a new init_transactions that fenced the new
-    owner and let the old one commit what it decided from a memory that had not read the
-    new owner's appends (CI saw one command appended twice, seqs 27-28 twice, after a broker
-    restart). The writer must fail instead, and the new owner must stay the owner."""
+    Its commit must fail as fenced, it must refuse every later append, and the new owner
+    must stay the owner. (kafka-python 3.0, our first writer's client, answered the fencing
+    by asking for a fresh producer id for the same transactional.id: a new init_transactions
+    that fenced the new owner and let the old one commit what it decided from a memory that
+    had not read the new owner's appends. CI saw one command appended twice, seqs 27-28
+    twice, after a broker restart.)"""
     topic = create_topic()
     settings = KafkaSettings(bootstrap=kafka)
     old = PartitionWriter(settings, topic, 0)
     producer = old._producer  # the test drives the old writer's transaction step by step
     stale = _envelopes("stale")
     producer.begin_transaction()
-    producer.send(topic, key=b"k", value=encode_record(stale[0]), partition=0).get(timeout=10)
+    producer.produce(topic, encode_record(stale[0]), b"k", 0)
+    assert producer.flush(10) == 0  # the record is in the partition, in the open transaction
 
     new = PartitionWriter(settings, topic, 0)  # a new owner: fences `old`, aborts its transaction
     try:
-        with pytest.raises(Exception):
-            producer.send(topic, key=b"k", value=encode_record(stale[-1]), partition=0).get(timeout=10)
-            old._finish("commit")
+        with pytest.raises(Exception) as refused:
+            producer.produce(topic, encode_record(stale[-1]), b"k", 0)
+            producer.commit_transaction(10)
+        assert isinstance(_error(refused.value, "commit"), WriterFenced), refused.value
+        old.failed = True  # as append() marks it when its commit raises
         time.sleep(3)  # whatever the old producer would do on its own, it has done by now
-        with pytest.raises(Exception):
-            old.append(_envelopes("stale-again"))
+        with pytest.raises(Exception, match="failed before"):
+            old.append(_envelopes("stale-once-more"))
 
         fresh = _envelopes("fresh")
         new.append(fresh)  # still the owner: not fenced by the old writer
@@ -62,29 +76,33 @@ def test_a_fenced_writer_in_mid_transaction_never_takes_the_partition_back(kafka
     assert ids == [e.command_id for e in fresh + more]
 
 
-def test_a_writer_refused_mid_transaction_fails_the_append_and_never_reinitialises_itself(kafka: str, create_topic) -> None:
-    """A produce refused for its producer state (OUT_OF_ORDER_SEQUENCE_NUMBER or
-    UNKNOWN_PRODUCER_ID, as a broker restart can cause) must fail the append. kafka-python
-    3.0 instead bumps the producer's epoch on its own (KIP-360), which aborts the open
-    transaction, and can then commit whatever it sends next: the caller is told "appended"
-    for records that were dropped, or another owner's epoch is taken without the log having
-    been read. Our writers take an epoch only from init_transactions, right before a read."""
+def test_a_transaction_the_broker_aborted_fails_the_append_and_the_writer_stays_failed(kafka: str, create_topic) -> None:
+    """The broker aborts a transaction that outlives transaction.timeout.ms (and a restarted
+    broker may lose an open one). The commit that follows must fail, never report success
+    for records the log does not keep, and the writer must not carry on by itself (no epoch
+    of its own making): the owner makes a new writer and reads the log first."""
     topic = create_topic()
     settings = KafkaSettings(bootstrap=kafka)
-    writer = PartitionWriter(settings, topic, 0)
+    writer = PartitionWriter(settings, topic, 0, transaction_timeout_ms=1000)
     first = _envelopes("first")
     writer.append(first)
     producer = writer._producer
-    manager = producer._transaction_manager
-    epoch = manager.producer_id_and_epoch
-    tp = next(iter(manager._sequence_numbers))
-    manager._sequence_numbers[tp] += 7  # the broker now sees a gap in this producer's sequence
+    doomed = _envelopes("doomed")
+    producer.begin_transaction()
+    for env in doomed:
+        producer.produce(topic, encode_record(env), b"k", 0)
+    assert producer.flush(10) == 0
+    written = _log_end(kafka, topic)
+    deadline = time.monotonic() + 60
+    while _log_end(kafka, topic) == written:  # until the broker's abort marker is in the log
+        assert time.monotonic() < deadline, "the broker never aborted the timed-out transaction"
+        time.sleep(0.5)
     try:
         with pytest.raises(Exception):
+            producer.commit_transaction(10)
+        writer.failed = True  # as append() marks it when its commit raises
+        with pytest.raises(Exception, match="failed before"):
             writer.append(_envelopes("refused"))
-        time.sleep(2)
-        assert manager.producer_id_and_epoch == epoch or manager.producer_id_and_epoch.epoch < 0, \
-            f"the writer took a new epoch on its own: {epoch} -> {manager.producer_id_and_epoch}"
     finally:
         writer.close()
     again = PartitionWriter(settings, topic, 0)  # what the owner does next: a new writer, then a read
@@ -95,3 +113,23 @@ def test_a_writer_refused_mid_transaction_fails_the_append_and_never_reinitialis
         again.close()
     ids = [env.command_id for env in read_partition(settings, topic, 0)]
     assert ids == [e.command_id for e in first + last]
+
+
+def test_an_append_whose_commit_fails_marks_the_writer_failed(kafka: str, create_topic) -> None:
+    """append() itself: a commit the broker refuses raises, and the writer refuses the next
+    append without sending anything."""
+    topic = create_topic()
+    settings = KafkaSettings(bootstrap=kafka)
+    old = PartitionWriter(settings, topic, 0)
+    old.append(_envelopes("kept"))
+    new = PartitionWriter(settings, topic, 0)
+    try:
+        with pytest.raises(WriterFenced):
+            old.append(_envelopes("fenced"))
+        assert old.failed
+        new.append(_envelopes("owner"))
+    finally:
+        old.close()
+        new.close()
+    ids = [env.command_id for env in read_partition(settings, topic, 0)]
+    assert ids == ["kept", "owner"]

@@ -25,6 +25,7 @@ from kafka.errors import InvalidProducerEpochError, ProducerFencedError
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import TableHost, TableState
+from croupier.rules.store import WriterFenced
 
 log = structlog.get_logger("croupier.rules")
 
@@ -186,7 +187,15 @@ class PartitionOwner:
             batch = [first]
             while len(batch) < self._max_batch and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            await self._process(loop, batch)
+            try:
+                await self._process(loop, batch)
+            except asyncio.CancelledError:
+                # Stopped (revoked) with this batch in flight: its append may or may not have
+                # committed. Answer it as moved (retryable): the next owner reads the log, so
+                # a retry of the same command_id gets the original result or is decided
+                # afresh, and no caller is left waiting for an answer that never comes.
+                self._fail(batch, Rejection(NOT_OWNER, f"partition {self.partition} moved during the append", NOT_OWNER))
+                raise
 
     async def _process(self, loop, batch: list[Pending]) -> None:
         if self.status == LOST:
@@ -365,5 +374,5 @@ def _fenced(exc: BaseException) -> bool:
     KafkaError saying it is "in an error state: ProducerFencedError". A produce refused with
     INVALID_PRODUCER_EPOCH means the same (the Java client reports it as fenced too): a newer
     writer of the partition took the epoch."""
-    return isinstance(exc, ProducerFencedError | InvalidProducerEpochError) or any(
+    return isinstance(exc, WriterFenced | ProducerFencedError | InvalidProducerEpochError) or any(
         name in str(exc) for name in ("ProducerFenced", "InvalidProducerEpoch"))

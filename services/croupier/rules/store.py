@@ -8,12 +8,17 @@ whose commits the broker accepts, so a stale owner is fenced by the broker, not 
 
 from __future__ import annotations
 
+import functools
+import logging
 import time
 from collections.abc import Iterator
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from confluent_kafka import KafkaError as ConfluentError
+from confluent_kafka import KafkaException as ConfluentException
+from confluent_kafka import Producer as ConfluentProducer
+from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.errors import KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
+from kafka.errors import KafkaError, TopicAlreadyExistsError
 from kafka.partitioner.default import murmur2
 
 from croupier.engine.codec import canonical_bytes, loads
@@ -23,8 +28,13 @@ from croupier.rules.settings import KafkaSettings
 # How long a transaction's commit (or abort) may take before the append counts as failed.
 FINISH_TIMEOUT_MS = 15000
 
+# librdkafka's own log lines (broker down, reconnects) go to Python logging, not stderr.
+_RDKAFKA_LOG = logging.getLogger("croupier.rdkafka")
 
+
+@functools.lru_cache(maxsize=1 << 16)
 def partition_for(game_id: str, partitions: int) -> int:
+    # Cached: kafka-python's murmur2 is pure Python and every command asks.
     return (murmur2(game_id.encode("utf-8")) & 0x7FFFFFFF) % partitions
 
 
@@ -91,99 +101,104 @@ def decode_record(value: bytes) -> Envelope:
     return Envelope.from_dict(loads(value))
 
 
-class PartitionWriter:
-    """The transactional producer of one partition. Blocking: call from one thread."""
+class WriterFenced(Exception):
+    """A newer writer of the partition took its transactional.id: this one may never append again."""
 
-    def __init__(self, settings: KafkaSettings, topic: str, partition: int):
+
+# librdkafka's codes for a writer that lost its transactional.id to a newer one.
+_FENCED_CODES = {ConfluentError._FENCED, ConfluentError.PRODUCER_FENCED, ConfluentError.INVALID_PRODUCER_EPOCH}
+
+
+class PartitionWriter:
+    """The transactional producer of one partition. Blocking: call from one thread.
+
+    It is librdkafka's (confluent-kafka), not kafka-python's: a transaction's encoding,
+    checksums, network I/O and waits run in C without the GIL, so the replica's partitions
+    can each commit in their own thread while the event loop keeps serving. With
+    kafka-python the same work ran in Python threads that fought the event loop for the GIL
+    (bench/rules: see docs/performance.md)."""
+
+    def __init__(self, settings: KafkaSettings, topic: str, partition: int, *,
+                 transaction_timeout_ms: int = 30000):
         self.topic = topic
         self.partition = partition
-        self._producer = KafkaProducer(
-            bootstrap_servers=settings.bootstrap,
-            client_id=f"croupier-writer-{partition}",
-            transactional_id=transactional_id(topic, partition),
-            enable_idempotence=True,
-            acks="all",
-            linger_ms=0,
-            max_in_flight_requests_per_connection=5,
-            transaction_timeout_ms=30000,
-            # After each commit the broker answers CONCURRENT_TRANSACTIONS until the markers
-            # are written; the default 100 ms back-off puts that on every commit's latency.
-            retry_backoff_ms=2,
-            request_timeout_ms=10000,
-            max_block_ms=10000,
-        )
-        _no_epoch_bump(self._producer)
-        # Fences every earlier producer of this partition and aborts its open transaction.
-        self._producer.init_transactions()
         self.failed = False
+        self._producer = ConfluentProducer({
+            "bootstrap.servers": settings.bootstrap,
+            "client.id": f"croupier-writer-{partition}",
+            "transactional.id": transactional_id(topic, partition),
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 0,
+            "socket.nagle.disable": True,
+            "transaction.timeout.ms": transaction_timeout_ms,
+            "message.timeout.ms": min(transaction_timeout_ms, FINISH_TIMEOUT_MS),
+            # After each commit the broker answers CONCURRENT_TRANSACTIONS to the next
+            # transaction's first produce until the markers are written; a long back-off
+            # puts that on every commit's latency.
+            "retry.backoff.ms": 2,
+            "retry.backoff.max.ms": 100,
+            "socket.timeout.ms": min(10000, transaction_timeout_ms),
+            "logger": _RDKAFKA_LOG,
+        })
+        # Fences every earlier producer of this partition and aborts its open transaction.
+        try:
+            self._producer.init_transactions(FINISH_TIMEOUT_MS / 1000)
+        except ConfluentException as exc:
+            self.failed = True
+            raise _error(exc, "init_transactions") from None
 
     def append(self, envelopes: list[Envelope]) -> None:
         """All the envelopes in one transaction, or an exception. After an exception the
-        writer is done: the owner makes a new one (init_transactions) and reads the log."""
+        writer is done: the owner makes a new one (init_transactions) and reads the log.
+
+        The writer never recovers by itself: librdkafka would have the application abort
+        and go on with a bumped epoch after an abortable error, but our owner's rule is
+        that a writer's epoch comes only from its own init_transactions, followed by a read
+        of the partition (a stale owner that bumped its way back in would append from a
+        memory that never read its successor's appends)."""
         if self.failed:
             raise KafkaError("this writer failed before: a new writer and a read of the log come first")
         producer = self._producer
-        producer.begin_transaction()
+        topic, partition = self.topic, self.partition
         try:
-            futures = [producer.send(self.topic, key=env.game_id.encode("utf-8"), value=encode_record(env),
-                                     partition=self.partition) for env in envelopes]
-            self._finish("commit")
-            for future in futures:
-                # A record the broker refused is never part of a commit that succeeds (the
-                # transaction is aborted); this only makes sure, at no cost.
-                if future.failed():
-                    raise future.exception
-        except Exception:
+            producer.begin_transaction()
+            for env in envelopes:
+                producer.produce(topic, encode_record(env), env.game_id.encode("utf-8"), partition)
+            # Flushes every record and commits; raises if any record was refused (the
+            # transaction is then not committed) or the commit's outcome is unknown.
+            producer.commit_transaction(FINISH_TIMEOUT_MS / 1000)
+        except (ConfluentException, BufferError, RuntimeError) as exc:
             self.failed = True
-            try:
-                self._finish("abort")
-            except Exception:
-                pass
+            raise _error(exc, "append") from None
+        except BaseException:
+            self.failed = True
             raise
 
-    def _finish(self, how: str) -> None:
-        """Commit or abort the open transaction, waiting at most FINISH_TIMEOUT_MS.
-
-        kafka-python's commit_transaction() waits for the broker's answer without a bound: a
-        broker restarted at the wrong moment left it waiting for good, and with it the
-        partition (every command timed out). A timeout raises, so the owner answers the
-        batch with a retryable error and starts again with a new writer, whose
-        init_transactions settles the old transaction."""
-        producer = self._producer
-        manager = getattr(producer, "_transaction_manager", None)
-        sender = getattr(producer, "_sender", None)
-        if manager is None or sender is None:  # another kafka-python: its own (unbounded) wait
-            producer.commit_transaction() if how == "commit" else producer.abort_transaction()
-            return
-        result = manager.begin_commit() if how == "commit" else manager.begin_abort()
-        sender.wakeup()
-        if not result.wait(timeout_ms=FINISH_TIMEOUT_MS):
-            raise KafkaTimeoutError(f"the broker did not {how} the transaction within {FINISH_TIMEOUT_MS} ms")
-
     def close(self) -> None:
-        # A failed writer sends nothing more: no flush of what it still holds.
+        # A failed writer sends nothing more: whatever it still holds is purged. Its open
+        # transaction (if any) is aborted by the next writer's init_transactions, or by the
+        # broker after transaction.timeout.ms.
+        producer, self._producer = self._producer, None
+        if producer is None:
+            return
         try:
-            self._producer.close(timeout=0 if self.failed else 2)
+            if self.failed:
+                producer.purge(in_queue=True, in_flight=True)
+            producer.flush(0 if self.failed else 2)
         except Exception:
             pass
+        del producer  # librdkafka's handle is destroyed with the last reference
 
 
-def _no_epoch_bump(producer: KafkaProducer) -> None:
-    """Turn off kafka-python 3.0's own recovery from producer-state errors (KIP-360).
-
-    On OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID or INVALID_PRODUCER_EPOCH from a
-    produce, it bumps the producer's epoch by itself: that aborts the open transaction, and
-    the commit that follows can succeed with the refused records not in it (the owner was
-    told "appended" for events the log does not have). When the broker refuses the bump as
-    stale, it asks for a fresh epoch for the same transactional.id, which fences the
-    partition's current owner and lets this one, whose memory never read that owner's
-    appends, write again. CI saw a command appended twice (the same seqs twice) after a
-    broker restart. The owner's rule is that a writer's epoch comes only from its own
-    init_transactions, followed by a read of the partition; so these errors are fatal to the
-    writer (as for transactional producers before KIP-360) and the owner starts again."""
-    manager = getattr(producer, "_transaction_manager", None)
-    if manager is not None and hasattr(manager, "_supports_epoch_bump"):
-        manager._supports_epoch_bump = lambda: False
+def _error(exc: BaseException, what: str) -> Exception:
+    """Our exception for librdkafka's: WriterFenced when a newer writer took the
+    transactional.id, else a KafkaError naming what failed."""
+    err = exc.args[0] if exc.args and isinstance(exc.args[0], ConfluentError) else None
+    if err is not None and err.code() in _FENCED_CODES:
+        return WriterFenced(f"{what}: {err.str()}")
+    detail = err.str() if err is not None else str(exc)
+    return KafkaError(f"{what} failed: {detail}")
 
 
 def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start: int = 0,

@@ -4,7 +4,8 @@
   the projector used first) and by confluent-kafka (librdkafka, the client it uses now)
 - a raw pipelined Redis write of the same keys the projector writes (no folding)
 The projector is measured twice: its fold in this process (events/s and CPU ms per event,
-librdkafka's threads included), and `croupier serve projector` as its own process joining
+librdkafka's threads included; Redis's CPU per event beside it when redis-server runs on
+this machine), and `croupier serve projector` as its own process joining
 a fresh group on the topic (CPU ms per event from psutil's cpu_times of that process, from
 its ready line to zero lag; its events/s is rough: the lag it reports once a second ends it).
 `--baseline-services DIR` also runs the service from another source tree (e.g. an older
@@ -125,6 +126,27 @@ def _cpu_s(proc=None) -> float:
     return t.user + t.system
 
 
+def _redis_process(redis_url: str):
+    """The redis-server listening on the URL's port on this machine, to charge its CPU too
+    (None when it is elsewhere or cannot be seen)."""
+    from urllib.parse import urlparse
+
+    import psutil
+
+    port = urlparse(redis_url).port or 6379
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
+                return psutil.Process(conn.pid)
+    except (psutil.Error, OSError):
+        pass
+    return None
+
+
+def _redis_cpu(proc) -> float:
+    return _cpu_s(proc) if proc is not None else 0.0
+
+
 def _rates(n: int, seconds: float, cpu_s: float, **extra) -> dict:
     return {"events": n, **extra, "seconds": round(seconds, 2), "events_per_s": round(n / seconds, 1),
             "cpu_s": round(cpu_s, 2), "cpu_ms_per_event": round(cpu_s * 1000 / max(n, 1), 4)}
@@ -163,15 +185,18 @@ def projector_catch_up(kafka_settings, redis_url: str, prefix: str, topic: str, 
                                  max_records=5000, kafka=kafka_settings)
     projector = Projector(settings, [GAME])
     consumer = _confluent_consumer(kafka_settings, topic, partitions)
+    server = _redis_process(redis_url)
     n = 0
     applied = 0
-    cpu0, t0 = _cpu_s(), time.perf_counter()
+    cpu0, rcpu0, t0 = _cpu_s(), _redis_cpu(server), time.perf_counter()
     while n < total:
         batch = [m for m in consumer.consume(5000, 0.5) if m.error() is None]
         n += len(batch)
         if batch:
             applied += projector.fold(None, batch)
     result = _rates(n, time.perf_counter() - t0, _cpu_s() - cpu0, applied=applied)
+    if server is not None:
+        result["redis_cpu_ms_per_event"] = round((_redis_cpu(server) - rcpu0) * 1000 / max(n, 1), 4)
     consumer.close()
     return result
 
@@ -210,7 +235,8 @@ def projector_service(kafka_settings, redis_url: str, key_prefix: str, total: in
                 break
         else:
             raise RuntimeError(f"the projector from {tree} exited before serving (code {proc.wait()})")
-        cpu0, t0 = _cpu_s(ps), time.perf_counter()
+        server = _redis_process(redis_url)
+        cpu0, rcpu0, t0 = _cpu_s(ps), _redis_cpu(server), time.perf_counter()
         deadline = time.monotonic() + timeout_s
         while True:
             lag = {k.decode(): int(v) for k, v in r.hgetall(f"{key_prefix}projector:lag").items()}
@@ -221,6 +247,8 @@ def projector_service(kafka_settings, redis_url: str, key_prefix: str, total: in
                 raise RuntimeError(f"the projector from {tree} did not catch up: lag {lag}")
             time.sleep(0.05)
         result = _rates(total, time.perf_counter() - t0, _cpu_s(ps) - cpu0, source=str(tree))
+        if server is not None:
+            result["redis_cpu_ms_per_event"] = round((_redis_cpu(server) - rcpu0) * 1000 / max(total, 1), 4)
     finally:
         proc.terminate()
         try:

@@ -1,16 +1,26 @@
 """bench/projector: catch-up speed of the projector over a topic of N events (default
-1,000,000), next to two baselines measured in the same run on the same data:
-- kafka-python's raw consumption of the topic (read_committed, no processing)
+1,000,000), next to baselines measured in the same run on the same data:
+- raw read_committed consumption of the topic (no processing) by kafka-python (the client
+  the projector used first) and by confluent-kafka (librdkafka, the client it uses now)
 - a raw pipelined Redis write of the same keys the projector writes (no folding)
+The projector is measured twice: its fold in this process (events/s and CPU ms per event,
+librdkafka's threads included; Redis's CPU per event beside it when redis-server runs on
+this machine), and `croupier serve projector` as its own process joining
+a fresh group on the topic (CPU ms per event from psutil's cpu_times of that process, from
+its ready line to zero lag; its events/s is rough: the lag it reports once a second ends it).
+`--baseline-services DIR` also runs the service from another source tree (e.g. an older
+checkout's services/) on the same topic, for a before/after comparison in one run.
 Target: >= 20,000 events/s, or half the slower baseline.
 
-    python bench/projector.py [--events N]     (the stack must be up: croupier stack up)
+    python bench/projector.py [--events N] [--baseline-services DIR] [--no-write]
+    (the stack must be up: croupier stack up)
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import time
 import uuid
@@ -70,7 +80,7 @@ def fill_topic(bootstrap: str, topic: str, partitions: int, target_events: int, 
     return written
 
 
-def raw_consume(bootstrap: str, topic: str, partitions: int, total: int) -> dict:
+def raw_consume_kafka_python(bootstrap: str, topic: str, partitions: int, total: int) -> dict:
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_committed", enable_auto_commit=False,
@@ -79,13 +89,67 @@ def raw_consume(bootstrap: str, topic: str, partitions: int, total: int) -> dict
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
     n = 0
-    t0 = time.perf_counter()
+    cpu0, t0 = _cpu_s(), time.perf_counter()
     while n < total:
         for records in consumer.poll(timeout_ms=500, max_records=5000).values():
             n += len(records)
-    elapsed = time.perf_counter() - t0
+    result = _rates(n, time.perf_counter() - t0, _cpu_s() - cpu0)
     consumer.close()
-    return {"events": n, "seconds": round(elapsed, 2), "events_per_s": round(n / elapsed, 1)}
+    return result
+
+
+def _confluent_consumer(kafka_settings, topic: str, partitions: int):
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    from croupier.projector.confluent import consumer_config
+
+    consumer = Consumer(consumer_config(kafka_settings, client_id="bench-projector"))
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+    return consumer
+
+
+def raw_consume_confluent(kafka_settings, topic: str, partitions: int, total: int) -> dict:
+    consumer = _confluent_consumer(kafka_settings, topic, partitions)
+    n = 0
+    cpu0, t0 = _cpu_s(), time.perf_counter()
+    while n < total:
+        n += sum(1 for m in consumer.consume(5000, 0.5) if m.error() is None)
+    result = _rates(n, time.perf_counter() - t0, _cpu_s() - cpu0)
+    consumer.close()
+    return result
+
+
+def _cpu_s(proc=None) -> float:
+    import psutil
+
+    t = (proc or psutil.Process()).cpu_times()
+    return t.user + t.system
+
+
+def _redis_process(redis_url: str):
+    """The redis-server listening on the URL's port on this machine, to charge its CPU too
+    (None when it is elsewhere or cannot be seen)."""
+    from urllib.parse import urlparse
+
+    import psutil
+
+    port = urlparse(redis_url).port or 6379
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
+                return psutil.Process(conn.pid)
+    except (psutil.Error, OSError):
+        pass
+    return None
+
+
+def _redis_cpu(proc) -> float:
+    return _cpu_s(proc) if proc is not None else 0.0
+
+
+def _rates(n: int, seconds: float, cpu_s: float, **extra) -> dict:
+    return {"events": n, **extra, "seconds": round(seconds, 2), "events_per_s": round(n / seconds, 1),
+            "cpu_s": round(cpu_s, 2), "cpu_ms_per_event": round(cpu_s * 1000 / max(n, 1), 4)}
 
 
 def raw_redis(redis_url: str, prefix: str, sources, total: int, seats_avg: float) -> dict:
@@ -114,40 +178,100 @@ def raw_redis(redis_url: str, prefix: str, sources, total: int, seats_avg: float
 
 
 def projector_catch_up(kafka_settings, redis_url: str, prefix: str, topic: str, partitions: int, total: int) -> dict:
-    from kafka import KafkaConsumer, TopicPartition
-
+    """Projector.fold over the topic in this process, fed by the consumer the service uses."""
     from croupier.projector.service import Projector, ProjectorSettings
 
     settings = ProjectorSettings(redis_url=redis_url, key_prefix=prefix, finished_ttl_s=0, metrics_port=0,
                                  max_records=5000, kafka=kafka_settings)
     projector = Projector(settings, [GAME])
-    consumer = KafkaConsumer(bootstrap_servers=kafka_settings.bootstrap, isolation_level="read_committed",
-                             enable_auto_commit=False, max_partition_fetch_bytes=8 * 1024 * 1024,
-                             fetch_max_bytes=64 * 1024 * 1024)
-    tps = [TopicPartition(topic, p) for p in range(partitions)]
-    consumer.assign(tps)
-    consumer.seek_to_beginning(*tps)
+    consumer = _confluent_consumer(kafka_settings, topic, partitions)
+    server = _redis_process(redis_url)
     n = 0
     applied = 0
-    t0 = time.perf_counter()
+    cpu0, rcpu0, t0 = _cpu_s(), _redis_cpu(server), time.perf_counter()
     while n < total:
-        batch = consumer.poll(timeout_ms=500, max_records=5000)
-        n += sum(len(v) for v in batch.values())
+        batch = [m for m in consumer.consume(5000, 0.5) if m.error() is None]
+        n += len(batch)
         if batch:
             applied += projector.fold(None, batch)
-    elapsed = time.perf_counter() - t0
+    result = _rates(n, time.perf_counter() - t0, _cpu_s() - cpu0, applied=applied)
+    if server is not None:
+        result["redis_cpu_ms_per_event"] = round((_redis_cpu(server) - rcpu0) * 1000 / max(n, 1), 4)
     consumer.close()
-    return {"events": n, "applied": applied, "seconds": round(elapsed, 2), "events_per_s": round(n / elapsed, 1)}
+    return result
+
+
+def projector_service(kafka_settings, redis_url: str, key_prefix: str, total: int, services_dir: Path | None,
+                      timeout_s: float = 1800) -> dict:
+    """`croupier serve projector` (from services_dir, else this tree) as its own process, in a
+    fresh group and Redis namespace (key_prefix) on the bench's topics: CPU and wall time from
+    its ready line until it reports zero lag on every partition of the bench's topic."""
+    import os
+    import subprocess
+
+    import psutil
+    import redis
+
+    tree = services_dir or Path(__file__).resolve().parents[1] / "services"
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]),
+        "CROUPIER_KAFKA_BOOTSTRAP": kafka_settings.bootstrap,
+        "CROUPIER_REDIS_URL": redis_url,
+        "CROUPIER_TOPIC_PREFIX": kafka_settings.topic_prefix,
+        "CROUPIER_KEY_PREFIX": key_prefix,
+        "CROUPIER_PARTITIONS": str(kafka_settings.partitions),
+        "CROUPIER_LOG_LEVEL": "warning",
+        "PYTHONUNBUFFERED": "1",
+    })
+    r = redis.Redis.from_url(redis_url)
+    topic = kafka_settings.topic(GAME)
+    proc = subprocess.Popen([sys.executable, "-m", "croupier.cli.main", "serve", "projector"], env=env,
+                            cwd=tree.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        ps = psutil.Process(proc.pid)
+        for line in proc.stdout:
+            if line.startswith("croupier projector folding"):
+                break
+        else:
+            raise RuntimeError(f"the projector from {tree} exited before serving (code {proc.wait()})")
+        server = _redis_process(redis_url)
+        cpu0, rcpu0, t0 = _cpu_s(ps), _redis_cpu(server), time.perf_counter()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            lag = {k.decode(): int(v) for k, v in r.hgetall(f"{key_prefix}projector:lag").items()}
+            mine = {k: v for k, v in lag.items() if k.startswith(f"{topic}/")}
+            if len(mine) == kafka_settings.partitions and sum(mine.values()) == 0:
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the projector from {tree} did not catch up: lag {lag}")
+            time.sleep(0.05)
+        result = _rates(total, time.perf_counter() - t0, _cpu_s(ps) - cpu0, source=str(tree))
+        if server is not None:
+            result["redis_cpu_ms_per_event"] = round((_redis_cpu(server) - rcpu0) * 1000 / max(total, 1), 4)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    for key in r.scan_iter(match=f"{key_prefix}*", count=1000):
+        r.delete(key)
+    return result
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--events", type=int, default=1_000_000)
     p.add_argument("--sources", type=int, default=40)
+    p.add_argument("--baseline-services", type=Path, default=None,
+                   help="also run `serve projector` from this services/ directory (an older checkout) on the same topic")
+    p.add_argument("--no-write", action="store_true", help="print the results, leave bench/results alone")
     args = p.parse_args(argv)
 
     import redis
 
+    from croupier.engine import registry
     from croupier.rules.settings import KafkaSettings, RulesSettings
     from croupier.rules.store import ensure_topic
 
@@ -164,34 +288,57 @@ def main(argv=None) -> int:
     print(f"topic {topic}: {written} events from {len(sources)} source games "
           f"({events_per_game:.0f} events each) in {time.perf_counter() - t0:.1f} s", flush=True)
 
-    consume = raw_consume(kafka.bootstrap, topic, kafka.partitions, written)
-    print(f"raw kafka-python consumption: {consume}", flush=True)
-    seats_avg = 3.0
-    raw = raw_redis(redis_url, prefix, sources, written, seats_avg)
-    print(f"raw pipelined Redis writes:   {raw}", flush=True)
-    fold = projector_catch_up(kafka, redis_url, prefix, topic, kafka.partitions, written)
-    print(f"projector catch-up:           {fold}", flush=True)
-    slower = min(consume["events_per_s"], raw["events_per_s"])
+    try:
+        consume_kp = raw_consume_kafka_python(kafka.bootstrap, topic, kafka.partitions, written)
+        print(f"raw kafka-python consumption:    {consume_kp}", flush=True)
+        consume_ck = raw_consume_confluent(kafka, topic, kafka.partitions, written)
+        print(f"raw confluent-kafka consumption: {consume_ck}", flush=True)
+        seats_avg = 3.0
+        raw = raw_redis(redis_url, prefix, sources, written, seats_avg)
+        print(f"raw pipelined Redis writes:      {raw}", flush=True)
+        fold = projector_catch_up(kafka, redis_url, prefix, topic, kafka.partitions, written)
+        print(f"projector fold in process:       {fold}", flush=True)
+        service = projector_service(kafka, redis_url, f"{prefix}svc.", written, None)
+        print(f"projector service process:       {service}", flush=True)
+        baseline = None
+        if args.baseline_services:
+            baseline = projector_service(kafka, redis_url, f"{prefix}old.", written, args.baseline_services.resolve())
+            print(f"baseline projector service:      {baseline}", flush=True)
+    finally:
+        r = redis.Redis.from_url(redis_url)
+        for key in r.scan_iter(match=f"{prefix}*", count=1000):
+            r.delete(key)
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+        # The service runs create every game type's topic under the bench's prefix.
+        for future in admin.delete_topics([kafka.topic(g) for g in registry.GAME_IDS]).values():
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - a topic that was never created
+                pass
+    slower = min(consume_ck["events_per_s"], raw["events_per_s"])
     target = min(TARGET, slower / 2)
     results = {
         "events": written,
         "projector": fold,
-        "baseline_kafka_consume": consume,
+        "projector_service": service,
+        "baseline_kafka_consume": consume_ck,
+        "baseline_kafka_python_consume": consume_kp,
         "baseline_redis_pipeline": raw,
         "target_events_per_s": target,
         "meets_target": fold["events_per_s"] >= target,
         "ratio_to_slower_baseline": round(fold["events_per_s"] / slower, 3),
     }
-    r = redis.Redis.from_url(redis_url)
-    for key in r.scan_iter(match=f"{prefix}*", count=1000):
-        r.delete(key)
-    from kafka.admin import KafkaAdminClient
-
-    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
-    admin.delete_topics([topic])
-    admin.close()
-    path = write("projector", results)
-    print(f"projector {fold['events_per_s']:,.0f} events/s vs target {target:,.0f}; wrote {path}")
+    if baseline is not None:
+        results["baseline_projector_service"] = baseline
+    if args.no_write:
+        print(json.dumps(results, indent=2, sort_keys=True))
+        path = "(not written)"
+    else:
+        path = write("projector", results)
+    print(f"projector {fold['events_per_s']:,.0f} events/s, {service['cpu_ms_per_event']} CPU ms/event as a "
+          f"service, vs target {target:,.0f}; wrote {path}")
     return 0
 
 

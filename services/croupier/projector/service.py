@@ -17,18 +17,17 @@ from dataclasses import dataclass
 
 import redis
 import structlog
-from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
-from kafka.consumer.subscription_state import ConsumerRebalanceListener
-from kafka.errors import KafkaError
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
 from croupier.engine import registry
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import OVER, TableHost, TableState
+from croupier.projector.confluent import consumer_config, wait_for_partitions
 from croupier.projector.keys import Keys
 from croupier.projector.models import Flush, ReadModels
 from croupier.rules.settings import KafkaSettings, env_int, env_str, redis_url_from_env
-from croupier.rules.store import decode_record, ensure_topic, wait_for_partitions
+from croupier.rules.store import decode_record, ensure_topic
 
 log = structlog.get_logger("croupier.projector")
 
@@ -56,16 +55,22 @@ class ProjectorSettings:
         )
 
 
-class _Rewind(ConsumerRebalanceListener):
+class _Rewind:
+    """The group's rebalance callbacks, called by librdkafka inside consume(). The assignment
+    is eager: a rebalance revokes every partition, then assigns the new set."""
+
     def __init__(self, projector: "Projector"):
         self.p = projector
 
-    def on_partitions_revoked(self, revoked):
+    def on_assign(self, consumer: Consumer, assigned: list[TopicPartition]) -> None:
+        self.p.assigned(consumer, assigned)
+
+    def on_revoke(self, consumer: Consumer, revoked: list[TopicPartition]) -> None:
         # Another projector may fold these games now: forget our cached states.
         self.p.forget(revoked)
 
-    def on_partitions_assigned(self, assigned):
-        pass
+    def on_lost(self, consumer: Consumer, lost: list[TopicPartition]) -> None:
+        self.p.forget(lost)
 
 
 class Projector:
@@ -84,40 +89,55 @@ class Projector:
         self.m_events = Counter("croupier_projector_events", "Events folded", ["game_type"], registry=self.metrics)
         self.m_rewinds = Counter("croupier_projector_rewinds", "Partitions re-read from zero", registry=self.metrics)
         self.m_lag = Gauge("croupier_projector_lag", "Records behind the end", ["topic", "partition"], registry=self.metrics)
-        self.consumer: KafkaConsumer | None = None
+        self.consumer: Consumer | None = None
         self.epoch = 0
+        # The epoch whose rewind the last assignment already made (its partitions were
+        # assigned at the beginning): _check_epoch then only commits and acknowledges it.
+        self._assigned_from_zero: int | None = None
+        self.rewound: set[TopicPartition] = set()
 
     def forget(self, partitions) -> None:
-        gone = set(partitions)
+        gone = {TopicPartition(tp.topic, tp.partition) for tp in partitions}
         for gid in [g for g, tp in self.partition_of.items() if tp in gone]:
             self.cache.pop(gid, None)
             self.partition_of.pop(gid, None)
 
-    def connect(self) -> KafkaConsumer:
+    def assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """on_assign: take the partitions, from the beginning if a rebuild is not folded yet.
+
+        librdkafka cannot seek a partition before its fetcher runs, so a rewind that is due
+        when the partitions arrive is made here, by assigning them at the beginning."""
+        self._assigned_from_zero = None
+        try:
+            epoch = int(self.redis.get(self.keys.epoch()) or 0)
+        except redis.RedisError:
+            epoch = self.epoch  # _check_epoch sees the rebuild once Redis answers, and seeks then
+        if epoch != self.epoch and partitions:
+            for tp in partitions:
+                tp.offset = OFFSET_BEGINNING
+            self._assigned_from_zero = epoch
+        consumer.assign(partitions)
+
+    def connect(self) -> Consumer:
         # Start from the last rebuild any projector acknowledged, read before joining: a
         # rebuild requested since then (even while this process was starting) is not yet
-        # folded, so the first assignment re-reads from zero (see _check_epoch).
+        # folded, so the first assignment re-reads from zero (see assigned and _check_epoch).
         self.epoch = int(self.redis.get(self.keys.epoch_ack()) or 0)
         for topic in self.topics:
             ensure_topic(self.s.kafka, topic)
-        consumer = KafkaConsumer(
-            bootstrap_servers=self.s.kafka.bootstrap,
-            group_id=GROUP if not self.s.key_prefix else f"{self.s.key_prefix}{GROUP}",
+        consumer = Consumer(consumer_config(
+            self.s.kafka,
             client_id="croupier-projector",
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",
-            session_timeout_ms=self.s.kafka.session_timeout_ms,
-            heartbeat_interval_ms=self.s.kafka.heartbeat_interval_ms,
-            max_partition_fetch_bytes=8 * 1024 * 1024,
-            fetch_max_bytes=64 * 1024 * 1024,
-            metadata_max_age_ms=5000,
-        )
+            group_id=GROUP if not self.s.key_prefix else f"{self.s.key_prefix}{GROUP}",
+            error_cb=_kafka_error,
+        ))
         # Know every topic's partitions before joining, or the group may assign nothing
         # until the next metadata refresh.
         for topic in self.topics:
             wait_for_partitions(consumer, topic)
-        consumer.subscribe(list(self.topics), listener=_Rewind(self))
+        rewind = _Rewind(self)
+        consumer.subscribe(list(self.topics), on_assign=rewind.on_assign, on_revoke=rewind.on_revoke,
+                           on_lost=rewind.on_lost)
         self.consumer = consumer
         return consumer
 
@@ -130,11 +150,12 @@ class Projector:
         try:
             while not self._stop.is_set():
                 try:
-                    batch = consumer.poll(timeout_ms=200, max_records=self.s.max_records)
-                    self._check_epoch(consumer)
+                    batch = _records(consumer.consume(self.s.max_records, 0.2))
+                    if self._check_epoch(consumer):
+                        batch = []  # read before the rewind: every partition gives it again
                     if batch:
                         self.fold(consumer, batch)
-                        consumer.commit()
+                        self._commit(consumer, batch, self.rewound)
                     if time.monotonic() - last_lag > 1.0:
                         self._report_lag(consumer)
                         last_lag = time.monotonic()
@@ -144,64 +165,102 @@ class Projector:
                     log.warning("redis_unavailable", error=str(exc))
                     self._stop.wait(1.0)
                     self._from_committed(consumer)
-                except KafkaError as exc:
-                    # The broker is away (a restart): the client reconnects on the next poll;
-                    # a batch folded but not committed is folded again harmlessly.
+                except KafkaException as exc:
+                    # The broker is away (a restart): librdkafka reconnects by itself; a
+                    # batch folded but not committed is folded again harmlessly.
                     log.warning("kafka_unavailable", error=str(exc))
                     self._stop.wait(1.0)
         finally:
             try:
-                consumer.close()
+                consumer.close()  # leaves the group (revoking our partitions) at once
             except Exception:
                 pass
 
-    def _from_committed(self, consumer: KafkaConsumer) -> None:
+    def _commit(self, consumer: Consumer, batch: list[Message], rewound: set[TopicPartition]) -> None:
+        """Commit past the batch's last record of each partition it folded (its writes are in
+        Redis now); never a partition it rewound, nor one a rebalance took meanwhile."""
+        ends: dict[TopicPartition, int] = {}
+        for msg in batch:
+            ends[TopicPartition(msg.topic(), msg.partition())] = msg.offset() + 1
+        mine = set(consumer.assignment())
+        offsets = [TopicPartition(tp.topic, tp.partition, end) for tp, end in ends.items()
+                   if tp in mine and tp not in rewound]
+        if offsets:
+            for tp in consumer.commit(offsets=offsets, asynchronous=False) or []:
+                if tp.error is not None:
+                    raise KafkaException(tp.error)
+
+    def _from_committed(self, consumer: Consumer) -> None:
         """Forget what is cached and go back to the last committed offsets: what was polled
         since then may not have reached Redis."""
         self.cache.clear()
         self.partition_of.clear()
-        for tp in consumer.assignment():
+        self._assigned_from_zero = None  # seeking to the committed offsets undoes that rewind
+        assigned = consumer.assignment()
+        if not assigned:
+            return
+        try:
+            committed = consumer.committed(assigned, timeout=10)
+        except KafkaException:
+            committed = [TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING) for tp in assigned]
+        for tp in committed:
+            offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
             try:
-                committed = consumer.committed(tp)
-            except Exception:
-                committed = None
-            if committed is None:
-                consumer.seek_to_beginning(tp)
-            else:
-                consumer.seek(tp, committed)
+                consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+            except KafkaException:
+                pass  # not fetched yet: it starts from the committed offset anyway
 
-    def _check_epoch(self, consumer: KafkaConsumer) -> None:
+    def _check_epoch(self, consumer: Consumer) -> bool:
+        """Rewind every assigned partition to zero once a rebuild is requested; True if it did."""
         epoch = int(self.redis.get(self.keys.epoch()) or 0)
         if epoch == self.epoch:
-            return
-        assigned = list(consumer.assignment())
+            return False
+        assigned = consumer.assignment()
         if not assigned:
-            return  # not in the group yet: rewind once partitions arrive
+            return False  # not in the group yet: rewind once partitions arrive
+        from_zero = self._assigned_from_zero == epoch
+        if not from_zero:
+            unsought = []
+            for tp in assigned:
+                try:
+                    consumer.seek(TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
+                except KafkaException:
+                    unsought.append(f"{tp.topic}/{tp.partition}")
+            if unsought:
+                # A partition just assigned is not fetched yet (so has no record in this
+                # batch) and cannot seek: try again on the next round; seeking the others
+                # twice is harmless.
+                log.info("rebuild_rewind_deferred", partitions=unsought)
+                self.cache.clear()
+                self.partition_of.clear()
+                return True
         log.info("rebuild_requested", epoch=epoch, partitions=len(assigned))
         self.cache.clear()
         self.partition_of.clear()
-        consumer.seek_to_beginning(*assigned)
         # Make the rewind durable, so a partition that moves to another projector
         # before we re-fold it is re-read from zero there too.
-        consumer.commit({tp: OffsetAndMetadata(0, "", -1) for tp in assigned})
+        consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, 0) for tp in assigned], asynchronous=False)
         self.m_rewinds.inc(len(assigned))
         self.epoch = epoch
+        self._assigned_from_zero = None
         self._report_lag(consumer)
         ack = self.keys.epoch_ack()
         # Never move the acknowledgement backwards (several projectors may ack).
         self.redis.eval("local c = tonumber(redis.call('GET', KEYS[1]) or '0') "
                         "if tonumber(ARGV[1]) > c then redis.call('SET', KEYS[1], ARGV[1]) end return 1",
                         1, ack, epoch)
+        return not from_zero
 
-    def fold(self, consumer: KafkaConsumer | None, batch: dict) -> int:
-        """Fold one poll's records; returns how many events were applied."""
+    def fold(self, consumer: Consumer | None, batch: list[Message]) -> int:
+        """Fold one batch of records (in partition order); returns how many events were
+        applied. The partitions it had to rewind to zero (a gap, or a write Redis refused)
+        are left in self.rewound: they must not be committed."""
         per_game: dict[str, list[Envelope]] = defaultdict(list)
         where: dict[str, TopicPartition] = {}
-        for tp, records in batch.items():
-            for record in records:
-                env = decode_record(record.value)
-                per_game[env.game_id].append(env)
-                where[env.game_id] = tp
+        for msg in batch:
+            env = decode_record(msg.value())
+            per_game[env.game_id].append(env)
+            where[env.game_id] = TopicPartition(msg.topic(), msg.partition())
         missing = [gid for gid in per_game if gid not in self.cache]
         self.cache.update(self.models.load(self.hosts, missing))
         flushes: list[Flush] = []
@@ -243,29 +302,72 @@ class Projector:
                 else:
                     self.cache[f.game_id] = f.state
                     self.partition_of[f.game_id] = where[f.game_id]
+        self.rewound = rewind
         if rewind and consumer is not None:
             self.forget(rewind)
-            consumer.seek_to_beginning(*rewind)
+            for tp in rewind:
+                try:
+                    # Being fetched (its records are in this batch), so librdkafka can seek it.
+                    consumer.seek(TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
+                except KafkaException as exc:
+                    # Not committed either: the next batch finds the gap again and retries.
+                    log.warning("rewind_failed", partition=f"{tp.topic}/{tp.partition}", error=str(exc))
             self.m_rewinds.inc(len(rewind))
             log.warning("rewound", partitions=sorted(f"{tp.topic}/{tp.partition}" for tp in rewind))
         return applied
 
-    def _report_lag(self, consumer: KafkaConsumer) -> None:
-        assigned = list(consumer.assignment())
+    def _report_lag(self, consumer: Consumer) -> None:
+        """Records between each assigned partition's position and its last stable offset,
+        into the metrics and the projector:lag hash (`croupier status`, rebuild --wait)."""
+        assigned = consumer.assignment()
         if not assigned:
             return
         try:
-            ends = consumer.end_offsets(assigned)
-        except Exception:
+            positions = consumer.position(assigned)
+            # No record returned since the assignment or a seek: the fetcher starts from the
+            # committed offset (zero after a rebuild's rewind).
+            unknown = [tp for tp in positions if tp.offset < 0]
+            committed = {tp: tp.offset for tp in consumer.committed(unknown, timeout=5)} if unknown else {}
+            lag = {}
+            for tp in positions:
+                # The end a read_committed fetch last saw (its last stable offset); asked of
+                # the broker for a partition not fetched yet.
+                low, high = consumer.get_watermark_offsets(tp, cached=True)
+                if high < 0:
+                    low, high = consumer.get_watermark_offsets(tp, timeout=5)
+                pos = tp.offset if tp.offset >= 0 else committed.get(tp, -1)
+                if pos < 0:
+                    pos = max(low, 0)
+                behind = max(0, high - pos)
+                self.m_lag.labels(tp.topic, str(tp.partition)).set(behind)
+                lag[f"{tp.topic}/{tp.partition}"] = behind
+        except KafkaException:
             return
-        lag = {}
-        for tp in assigned:
-            behind = max(0, ends[tp] - consumer.position(tp))
-            self.m_lag.labels(tp.topic, str(tp.partition)).set(behind)
-            lag[f"{tp.topic}/{tp.partition}"] = behind
         if lag:
             self.redis.hset(self.keys.lag(), mapping=lag)
             self.redis.expire(self.keys.lag(), 30)
+
+
+def _records(messages: list[Message]) -> list[Message]:
+    """The records of a consume() batch; librdkafka's per-partition errors are logged (it
+    recovers from them itself), a fatal one raised."""
+    if all(m.error() is None for m in messages):
+        return messages
+    out = []
+    for m in messages:
+        err = m.error()
+        if err is None:
+            out.append(m)
+        elif err.fatal():
+            raise KafkaException(err)
+        elif err.code() != KafkaError._PARTITION_EOF:
+            log.warning("kafka_consume_error", topic=m.topic(), partition=m.partition(), error=err.str())
+    return out
+
+
+def _kafka_error(err: KafkaError) -> None:
+    """librdkafka's error_cb: a broker away or a connection lost, which it retries itself."""
+    log.warning("kafka_unavailable", code=err.name(), error=err.str())
 
 
 def serve(settings: ProjectorSettings) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from croupier.projector.keys import Keys
+from croupier_gateway.feed import SEATS
 
 SPECTATOR = "spectator"
 LEFT = "-"  # the seat holder record of a seat that was left
@@ -119,6 +120,16 @@ class ReadStore:
         actions = results[2] if seat is not None else None
         return Snapshot(int(version), _text(status or b""), _text(view), _text(actions) if actions else "[]")
 
+    async def views(self, game_id: str, fields: list[str]) -> tuple[int | None, str, list[Any]]:
+        """(version, status, the views hash's `fields`) in one transaction; version None: not projected."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hmget(self.k.meta(game_id), "version", "status")
+        pipe.hmget(self.k.views(game_id), fields)
+        (version, status), values = await pipe.execute()
+        if version is None:
+            return None, "", values
+        return int(version), _text(status or b""), values
+
     async def all_views(self, game_id: str) -> dict[str, str]:
         raw = await self.r.hgetall(self.k.views(game_id))
         return {_text(k): _text(v) for k, v in raw.items()}
@@ -136,11 +147,14 @@ class ReadStore:
     # -- seat holders ---------------------------------------------------------------------
 
     async def set_holder(self, game_id: str, seat: int, jti: str, ttl_s: int) -> None:
+        """Record the seat's holder and say so on the game's feed, in one transaction (every
+        gateway's cache of holders hears of the change: holders.py)."""
         key = self.seats_key(game_id)
         pipe = self.r.pipeline(transaction=True)
         pipe.hset(key, str(seat), jti)
         pipe.expire(key, ttl_s, gt=True)
         pipe.expire(key, ttl_s, nx=True)
+        pipe.publish(self.k.feed(game_id), SEATS)
         await pipe.execute()
 
     async def holder(self, game_id: str, seat: int) -> str | None:
@@ -163,4 +177,7 @@ class ReadStore:
         if current is None or _text(current) == jti:
             # A mark, not a deletion: with no record the gateway would fall back to the read
             # models, which may not show the leave yet.
-            await self.r.hset(key, str(seat), LEFT)
+            pipe = self.r.pipeline(transaction=True)
+            pipe.hset(key, str(seat), LEFT)
+            pipe.publish(self.k.feed(game_id), SEATS)
+            await pipe.execute()

@@ -47,6 +47,7 @@ class Router:
         self.metrics = metrics
         self.client = RulesClient("", deadline_s=deadline_s)  # its channels, one per replica
         self._owners: dict[str, _Owners] = {}
+        self._stubs: dict[str, Any] = {}  # address -> stub over the client's channel to it
 
     async def owners(self, game_type: str, *, refresh: bool = False) -> _Owners:
         cached = self._owners.get(game_type)
@@ -67,7 +68,9 @@ class Router:
         return entry
 
     async def owner_of(self, game_type: str, game_id: str, *, refresh: bool = False) -> str:
-        entry = await self.owners(game_type, refresh=refresh)
+        entry = self._owners.get(game_type)
+        if entry is None or refresh or time.monotonic() - entry.at >= self.ttl:
+            entry = await self.owners(game_type, refresh=refresh)
         if not entry.partitions:
             return ""
         return entry.owners.get(partition_for(game_id, entry.partitions), "")
@@ -86,7 +89,9 @@ class Router:
             remaining = deadline - time.monotonic()
             if target and remaining > 0:
                 try:
-                    stub = self.client.stub(target)
+                    stub = self._stubs.get(target)
+                    if stub is None:
+                        stub = self._stubs[target] = self.client.stub(target)
                     response = await getattr(stub, method)(request, timeout=max(0.2, remaining))
                     self._count(method, "ok")
                     return response
@@ -116,4 +121,5 @@ class Router:
             self.metrics.rules_calls.labels(method, outcome).inc()
 
     async def close(self) -> None:
+        self._stubs.clear()
         await self.client.close()

@@ -68,6 +68,9 @@ class GatewaySettings:
     # 503 store_unavailable for 1 command in 4.)
     redis_connections: int = 256
     redis_wait_s: float = 5.0
+    # How long a seat holder read from Redis may answer for it (holders.py): only while the
+    # game's change feed is live here, which retires it at once on a holder change. 0: off.
+    seat_cache_s: float = 5.0
 
     def redis_client(self) -> Any:
         """The gateway's asyncio Redis client: a pool of at most redis_connections, where a
@@ -107,6 +110,7 @@ class GatewaySettings:
             max_streams=env_int("CROUPIER_GATEWAY_MAX_STREAMS", 10_000, 1),
             redis_connections=env_int("CROUPIER_GATEWAY_REDIS_CONNECTIONS", 256, 2),
             redis_wait_s=env_float("CROUPIER_GATEWAY_REDIS_WAIT_S", 5.0, 0.01),
+            seat_cache_s=env_float("CROUPIER_GATEWAY_SEAT_CACHE_S", 5.0, 0.0),
         )
         if settings.dev_key:
             log.warning("dev_signing_key", hint="set CROUPIER_GATEWAY_SIGNING_KEY: seat tokens are forgeable with the default")

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from croupier.projector.keys import Keys
 from croupier_gateway.feed import SEATS
 
@@ -107,28 +109,44 @@ class ReadStore:
         return int(value) if value is not None else None
 
     async def snapshot(self, game_id: str, seat: int | None) -> Snapshot | None:
-        field = SPECTATOR if seat is None else str(seat)
-        pipe = self.r.pipeline(transaction=True)
-        pipe.hmget(self.k.meta(game_id), "version", "status")
-        pipe.hget(self.k.views(game_id), field)
-        if seat is not None:
-            pipe.hget(self.k.views(game_id), f"actions:{seat}")
-        results = await pipe.execute()
-        (version, status), view = results[0], results[1]
-        if version is None or view is None:
+        fields = [SPECTATOR] if seat is None else [str(seat), f"actions:{seat}"]
+        version, status, values = await self.views(game_id, fields)
+        if version is None or values[0] is None:
             return None
-        actions = results[2] if seat is not None else None
-        return Snapshot(int(version), _text(status or b""), _text(view), _text(actions) if actions else "[]")
+        actions = values[1] if seat is not None else None
+        return Snapshot(version, status, _text(values[0]), _text(actions) if actions else "[]")
 
     async def views(self, game_id: str, fields: list[str]) -> tuple[int | None, str, list[Any]]:
         """(version, status, the views hash's `fields`) in one transaction; version None: not projected."""
-        pipe = self.r.pipeline(transaction=True)
-        pipe.hmget(self.k.meta(game_id), "version", "status")
-        pipe.hmget(self.k.views(game_id), fields)
-        (version, status), values = await pipe.execute()
+        (version, status), values = await self._transaction(
+            ("HMGET", self.k.meta(game_id), "version", "status"), ("HMGET", self.k.views(game_id), *fields))
         if version is None:
             return None, "", values
         return int(version), _text(status or b""), values
+
+    async def _transaction(self, *commands: tuple) -> list[Any]:
+        """MULTI, the commands, EXEC on one pooled connection: the replies of the commands.
+        What redis-py's pipeline does, without its per-call machinery (this is on the path of
+        every update of every game); replies are raw (no response callbacks)."""
+        pool = self.r.connection_pool
+        conn = await pool.get_connection()
+        try:
+            await conn.send_packed_command(conn.pack_commands([("MULTI",), *commands, ("EXEC",)]), check_health=False)
+            for _ in range(len(commands) + 1):  # OK, then QUEUED for each
+                await conn.read_response()
+            replies = await conn.read_response()
+        except BaseException:
+            # Mid-transaction (an error, a timeout, a cancel): the connection cannot be reused as it is.
+            await conn.disconnect()
+            raise
+        finally:
+            await pool.release(conn)
+        if replies is None:
+            raise RedisError("the transaction was aborted")
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
 
     async def all_views(self, game_id: str) -> dict[str, str]:
         raw = await self.r.hgetall(self.k.views(game_id))

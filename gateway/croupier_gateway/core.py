@@ -64,7 +64,7 @@ class Gateway(OperatorDesk):
                                        owners_ttl_s=settings.owners_ttl_s, metrics=self.metrics)
         self.hub = hub or FeedHub(redis, self.keys)
         self.holders = HolderCache(self.hub, self.keys, settings.seat_cache_s)
-        self.fanout = Fanout(self.reads, self.hub, settings.stream_poll_s)
+        self.fanout = Fanout(self.reads, self.hub, settings.stream_poll_s, self.holders)
         self.signer = TokenSigner(settings.signing_key, settings.previous_signing_key)
         self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
         self.started = time.time()

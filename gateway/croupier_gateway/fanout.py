@@ -24,7 +24,8 @@ from typing import Any
 import structlog
 
 from croupier_gateway.feed import FeedHub, Watch
-from croupier_gateway.reads import SPECTATOR, ReadStore, Snapshot, _text
+from croupier_gateway.holders import HolderCache
+from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -126,7 +127,17 @@ class Room(Watch):
                 else:
                     fields.append(str(v.seat))
                     fields.append(f"actions:{v.seat}")
-        version, status, values = await self.fanout.reads.views(self.game_id, fields)
+        # The seats' holders come along (one command more in the same transaction): the
+        # holder cache stays fresh at every update, so the next command of a seat costs no read.
+        holders = self.fanout.holders
+        seats = [seat for seat in index if seat is not None] if holders is not None else []
+        if seats:
+            stamp, read_at = holders.stamp(self.game_id), holders.now()
+        version, status, values, held = await self.fanout.reads.views_and_holders(self.game_id, fields, seats)
+        if seats and stamp is not None:
+            for seat, jti in zip(seats, held):
+                if jti is not None and jti != LEFT:
+                    holders.put(self.game_id, seat, jti, stamp, read_at)
         if version is None:
             return
         snaps: dict[int | None, Snapshot | None] = {}
@@ -151,10 +162,11 @@ class Room(Watch):
 
 
 class Fanout:
-    def __init__(self, reads: ReadStore, hub: FeedHub, poll_s: float):
+    def __init__(self, reads: ReadStore, hub: FeedHub, poll_s: float, holders: HolderCache | None = None):
         self.reads = reads
         self.hub = hub
         self.poll_s = poll_s
+        self.holders = holders
         self._rooms: dict[str, Room] = {}
 
     @property

@@ -7,11 +7,15 @@ actions of that same version.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from croupier.projector.keys import Keys
 from croupier_gateway.feed import SEATS
@@ -118,23 +122,40 @@ class ReadStore:
 
     async def views(self, game_id: str, fields: list[str]) -> tuple[int | None, str, list[Any]]:
         """(version, status, the views hash's `fields`) in one transaction; version None: not projected."""
-        (version, status), values = await self._transaction(
-            ("HMGET", self.k.meta(game_id), "version", "status"), ("HMGET", self.k.views(game_id), *fields))
-        if version is None:
-            return None, "", values
-        return int(version), _text(status or b""), values
+        version, status, values, _ = await self.views_and_holders(game_id, fields, ())
+        return version, status, values
 
-    async def _transaction(self, *commands: tuple) -> list[Any]:
+    async def views_and_holders(self, game_id: str, fields: list[str],
+                                seats: Sequence[int]) -> tuple[int | None, str, list[Any], list[str | None]]:
+        """views(), and the holders of `seats` (as holder() gives them), in one transaction."""
+        commands = [("HMGET", self.k.meta(game_id), "version", "status"), ("HMGET", self.k.views(game_id), *fields)]
+        if seats:
+            commands.append(("HMGET", self.seats_key(game_id), *map(str, seats)))
+        replies = await self._transaction(commands)
+        (version, status), values = replies[0], replies[1]
+        holders = [_text(h) if h is not None else None for h in replies[2]] if seats else []
+        if version is None:
+            return None, "", values, holders
+        return int(version), _text(status or b""), values, holders
+
+    async def _transaction(self, commands: list[tuple]) -> list[Any]:
         """MULTI, the commands, EXEC on one pooled connection: the replies of the commands.
         What redis-py's pipeline does, without its per-call machinery (this is on the path of
-        every update of every game); replies are raw (no response callbacks)."""
+        every update of every game): one time bound for the whole exchange, raw replies (no
+        response callbacks)."""
         pool = self.r.connection_pool
         conn = await pool.get_connection()
         try:
-            await conn.send_packed_command(conn.pack_commands([("MULTI",), *commands, ("EXEC",)]), check_health=False)
-            for _ in range(len(commands) + 1):  # OK, then QUEUED for each
-                await conn.read_response()
-            replies = await conn.read_response()
+            timeout = conn.socket_timeout or None
+            try:
+                async with asyncio.timeout(timeout):
+                    await conn.send_packed_command(conn.pack_commands([("MULTI",), *commands, ("EXEC",)]),
+                                                   check_health=False)
+                    for _ in range(len(commands) + 1):  # OK, then QUEUED for each
+                        await conn.read_response(timeout=math.inf)
+                    replies = await conn.read_response(timeout=math.inf)
+            except TimeoutError:
+                raise RedisTimeoutError("Timeout reading from Redis") from None
         except BaseException:
             # Mid-transaction (an error, a timeout, a cancel): the connection cannot be reused as it is.
             await conn.disconnect()

@@ -159,9 +159,9 @@ def test_the_fan_out_sends_each_stream_its_own_seat_and_reads_once_per_update(fa
         store = a.reads
 
         class Counted:  # the room's reads, counted
-            async def views(self, *args):
+            async def views_and_holders(self, *args):
                 reads["views"] += 1
-                return await store.views(*args)
+                return await store.views_and_holders(*args)
 
         a.fanout.reads = Counted()
         got: dict = {0: [], 1: [], None: [], "late": []}
@@ -184,13 +184,17 @@ def test_the_fan_out_sends_each_stream_its_own_seat_and_reads_once_per_update(fa
             moves += 1
             if moves == 1:  # a stream that starts mid-game, after the first move
                 tasks.append(asyncio.create_task(follow("late", claims[1], 1)))
+                # The room's read of that update brought the seats' holders along.
+                await until(lambda: len(got[0]) > 1, "seat 0's stream has the first move")
+                cached = [a.holders.get(gid, s) for s in (0, 1)]
         await asyncio.wait_for(asyncio.gather(*tasks), 20)
-        return got, moves, reads["views"], a.fanout.rooms
+        return got, moves, reads["views"], a.fanout.rooms, cached, [c.jti for c in claims]
 
-    got, moves, view_reads, rooms_after = run(fake_stack, scenario, stream_poll_s=30.0)
+    got, moves, view_reads, rooms_after, cached, jtis = run(fake_stack, scenario, stream_poll_s=30.0)
     import json
 
     assert moves == 4 and rooms_after == 0
+    assert cached == jtis
     for key, snaps in got.items():
         versions = [s.version for s in snaps]
         assert versions == sorted(set(versions)), (key, versions)  # strictly increasing

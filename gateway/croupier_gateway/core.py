@@ -52,6 +52,8 @@ from croupier_gateway.validation import (
 
 log = structlog.get_logger("croupier.gateway")
 
+CHECKED_ACTIONS = 50_000  # well-formed actions remembered (forgotten all at once past this)
+
 class Gateway(OperatorDesk):
     def __init__(self, settings: GatewaySettings, redis: Any, *, router: Router | None = None,
                  hub: FeedHub | None = None, metrics: GatewayMetrics | None = None):
@@ -70,6 +72,7 @@ class Gateway(OperatorDesk):
         self.started = time.time()
         self._types: OrderedDict[str, str] = OrderedDict()
         self._hosts: dict[str, TableHost] = {}
+        self._checked_actions: set[tuple[str, int, str]] = set()  # (game type, seat, action) the codec accepted
         self.open_streams = 0
 
     async def close(self) -> None:
@@ -368,10 +371,16 @@ class Gateway(OperatorDesk):
             raise bad_request("invalid_action", 'action is an object with a string "type"', "action")
         claims = await self.seat_claims(token, game_id)
         game_type = await self.game_type_of(game_id)
-        host = self.host(game_type)
         try:
-            host.decode_action(dict(action), claims.seat)
             action_json = canonical_json(action)
+            checked = (game_type, claims.seat, action_json)
+            if checked not in self._checked_actions:
+                # The game's codec decides whether an action is well formed, from the action
+                # and the seat alone: an action seen before need not be decoded again.
+                self.host(game_type).decode_action(dict(action), claims.seat)
+                if len(self._checked_actions) >= CHECKED_ACTIONS:
+                    self._checked_actions.clear()
+                self._checked_actions.add(checked)
         except Rejection as rej:
             raise ApiError.from_rejection(rej, field="action") from None
         except (TypeError, ValueError):

@@ -48,11 +48,22 @@ class Router:
         self.client = RulesClient("", deadline_s=deadline_s)  # its channels, one per replica
         self._owners: dict[str, _Owners] = {}
         self._stubs: dict[str, Any] = {}  # address -> stub over the client's channel to it
+        self._reading: dict[str, asyncio.Future] = {}  # game type -> its owners being read
 
     async def owners(self, game_type: str, *, refresh: bool = False) -> _Owners:
         cached = self._owners.get(game_type)
         if cached is not None and not refresh and time.monotonic() - cached.at < self.ttl:
             return cached
+        if not refresh:
+            # The cache has just expired under many calls: one read for all of them.
+            reading = self._reading.get(game_type)
+            if reading is None or reading.done():
+                reading = self._reading[game_type] = asyncio.ensure_future(self._read_owners(game_type))
+                reading.add_done_callback(lambda f: f.cancelled() or f.exception())  # seen, even if no one waits
+            return await asyncio.shield(reading)
+        return await self._read_owners(game_type)
+
+    async def _read_owners(self, game_type: str) -> _Owners:
         pipe = self.redis.pipeline(transaction=False)
         pipe.get(self.keys.partitions(game_type))
         pipe.hgetall(self.keys.owners(game_type))

@@ -236,3 +236,27 @@ def test_a_remembered_token_still_expires():
         signer.verify(token, now=1060.0)
     with pytest.raises(TokenError):
         signer.verify(token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1], now=1001.0)
+
+
+def test_a_malformed_action_is_refused_every_time(fake_stack):
+    """The gateway remembers well-formed actions per game type and seat; a malformed one is
+    refused every time, however often it comes."""
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+        t0 = (await a.join(gid, 0))["token"]
+        t1 = (await a.join(gid, 1))["token"]
+        errors = []
+        play = (await a.snapshot(gid, a.signer.verify(t0))).actions
+        accepted = __import__("json").loads(play)[0]
+        await a.submit(t0, gid, "ok", None, accepted)  # well formed, remembered
+        for token, action in ((t0, {"type": "Nope"}), (t0, {"type": "Nope"}),
+                              (t1, {**accepted, "extra": 1}), (t1, {**accepted, "extra": 1}),
+                              (t1, {"type": "Play"})):
+            try:
+                await a.submit(token, gid, "c", None, action)
+            except ApiError as exc:
+                errors.append((exc.kind, exc.field))
+        return errors
+
+    assert run(fake_stack, scenario) == [("malformed", "action")] * 5

@@ -19,15 +19,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
-
-import structlog
 
 from croupier_gateway.feed import FeedHub, Watch
 from croupier_gateway.holders import HolderCache
 from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text
-
-log = structlog.get_logger("croupier.gateway")
 
 
 class Viewer(Watch):

@@ -27,7 +27,9 @@ from croupier.engine.table import MAX_ENTROPY, MAX_PLAYER_NAME, TableHost
 from croupier.projector.keys import Keys
 from croupier.v1 import rules_pb2
 from croupier_gateway.errors import ApiError, bad_request, forbidden, not_found, unauthenticated
+from croupier_gateway.fanout import Fanout
 from croupier_gateway.feed import FeedHub
+from croupier_gateway.holders import HolderCache
 from croupier_gateway.metrics import GatewayMetrics
 from croupier_gateway.operators import OperatorDesk
 from croupier_gateway.ratelimit import RateLimiter
@@ -50,6 +52,8 @@ from croupier_gateway.validation import (
 
 log = structlog.get_logger("croupier.gateway")
 
+CHECKED_ACTIONS = 50_000  # well-formed actions remembered (forgotten all at once past this)
+
 class Gateway(OperatorDesk):
     def __init__(self, settings: GatewaySettings, redis: Any, *, router: Router | None = None,
                  hub: FeedHub | None = None, metrics: GatewayMetrics | None = None):
@@ -61,14 +65,18 @@ class Gateway(OperatorDesk):
         self.router = router or Router(redis, self.keys, deadline_s=settings.rules_deadline_s,
                                        owners_ttl_s=settings.owners_ttl_s, metrics=self.metrics)
         self.hub = hub or FeedHub(redis, self.keys)
+        self.holders = HolderCache(self.hub, self.keys, settings.seat_cache_s)
+        self.fanout = Fanout(self.reads, self.hub, settings.stream_poll_s, self.holders)
         self.signer = TokenSigner(settings.signing_key, settings.previous_signing_key)
         self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
         self.started = time.time()
         self._types: OrderedDict[str, str] = OrderedDict()
         self._hosts: dict[str, TableHost] = {}
+        self._checked_actions: set[tuple[str, int, str]] = set()  # (game type, seat, action) the codec accepted
         self.open_streams = 0
 
     async def close(self) -> None:
+        await self.fanout.close()
         await self.hub.close()
         await self.router.close()
 
@@ -111,8 +119,13 @@ class Gateway(OperatorDesk):
             raise unauthenticated(str(exc)) from None
         if claims.game_id != game_id:
             raise forbidden("wrong_table", "this token is for another table")
+        if self.holders.get(game_id, claims.seat) == claims.jti:
+            return claims  # as the last read said, and no holder change heard of since (holders.py)
+        stamp, read_at = self.holders.stamp(game_id), self.holders.now()
         holder = await self.reads.holder(game_id, claims.seat)
-        if holder != claims.jti:
+        if holder == claims.jti:
+            self.holders.put(game_id, claims.seat, holder, stamp, read_at)
+        else:
             if holder is not None or not claims.join:
                 raise unauthenticated("this token no longer holds its seat")
             # No record at all (Redis lost its data): the read models, rebuilt from the log,
@@ -208,6 +221,8 @@ class Gateway(OperatorDesk):
                 if remaining <= 0:
                     return False
                 await watch.wait(min(remaining, 0.25))
+                if watch.version >= version:
+                    return True  # the projector publishes a version once it is written
 
     # -- tables ---------------------------------------------------------------------------
 
@@ -297,6 +312,7 @@ class Gateway(OperatorDesk):
         # The join's batch starts with its SeatJoined event (the start and deal may follow).
         token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=int(response.result.first_seq))
         await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
+        self.holders.forget(game_id)
         version = int(response.result.version)
         await self.wait_projected(game_id, version)
         log.info("seat_joined", game_id=game_id, seat=seat)
@@ -314,6 +330,7 @@ class Gateway(OperatorDesk):
                                              command_id=f"leave:{seat}:{cid}")
         response = await self._call(game_type, game_id, "LeaveSeat", request)
         await self.reads.drop_holder(game_id, seat, claims.jti)
+        self.holders.forget(game_id)
         version = int(response.result.version)
         await self.wait_projected(game_id, version)
         return {"game_id": game_id, "seat": seat, "version": version}
@@ -354,10 +371,16 @@ class Gateway(OperatorDesk):
             raise bad_request("invalid_action", 'action is an object with a string "type"', "action")
         claims = await self.seat_claims(token, game_id)
         game_type = await self.game_type_of(game_id)
-        host = self.host(game_type)
         try:
-            host.decode_action(dict(action), claims.seat)
             action_json = canonical_json(action)
+            checked = (game_type, claims.seat, action_json)
+            if checked not in self._checked_actions:
+                # The game's codec decides whether an action is well formed, from the action
+                # and the seat alone: an action seen before need not be decoded again.
+                self.host(game_type).decode_action(dict(action), claims.seat)
+                if len(self._checked_actions) >= CHECKED_ACTIONS:
+                    self._checked_actions.clear()
+                self._checked_actions.add(checked)
         except Rejection as rej:
             raise ApiError.from_rejection(rej, field="action") from None
         except (TypeError, ValueError):
@@ -376,28 +399,34 @@ class Gateway(OperatorDesk):
     async def updates(self, game_id: str, claims: SeatClaims | None, from_version: int) -> AsyncIterator[Snapshot]:
         """The caller's view each time it changes after from_version: strictly increasing
         versions, none twice, ending after the game is over. Subscribes before it reads, so
-        an update between the read and the subscription cannot be lost."""
+        an update between the read and the subscription cannot be lost. After the first
+        read, the game's room (fanout.py) reads the views of all its streams here at once
+        and hands this one its own seat's."""
         check_game_id(game_id)
         seat = claims.seat if claims else None
-        last = from_version
-        async with self.hub.watch(game_id) as watch:
-            first = True
+        async with self.fanout.viewer(game_id, seat, from_version) as viewer:
             # A table this gateway has just created or joined may not be projected yet.
             appear_by = time.monotonic() + (NEW_GAME_WAIT_S if claims or game_id in self._types else 0)
-            while True:
+            snap = await self.reads.snapshot(game_id, seat)
+            while snap is None:
+                if time.monotonic() >= appear_by:
+                    raise not_found("no_such_game", f"no game {game_id}")
+                await viewer.wait(0.1)
                 snap = await self.reads.snapshot(game_id, seat)
+            if snap.version > viewer.seen:
+                viewer.seen = snap.version
+            if snap.version > viewer.last:
+                viewer.last = snap.version
+                yield snap
+                if snap.status == "over":
+                    return
+            elif snap.status == "over":
+                return  # nothing newer will ever come
+            while True:
+                snap = viewer.take()
                 if snap is None:
-                    if first and time.monotonic() >= appear_by:
-                        raise not_found("no_such_game", f"no game {game_id}")
-                    if first:
-                        await watch.wait(0.1)
-                        continue
-                elif snap.version > last:
-                    last = snap.version
-                    yield snap
-                    if snap.status == "over":
-                        return
-                elif snap.status == "over" and first:
-                    return  # nothing newer will ever come
-                first = False
-                await watch.wait(self.s.stream_poll_s)
+                    await viewer.wait(None)
+                    continue
+                yield snap
+                if snap.status == "over":
+                    return

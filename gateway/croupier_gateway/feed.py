@@ -1,17 +1,24 @@
 """The change feed: the projector publishes a game's new version on `feed:{game_id}` after
-each update. One pub/sub connection per gateway process carries every game that someone
-watches here; each watcher is woken (not queued to: a slow watcher just re-reads the
-latest), and a watch is only returned once Redis has confirmed the subscription, so a read
-made after it cannot miss an update published after that read.
+each update, and a gateway publishes `seats` there (in the same transaction as the write)
+whenever it changes the game's seat holders. One pub/sub connection per gateway process
+carries every game that someone watches here; each watcher is woken (not queued to: a slow
+watcher just re-reads the latest), and a watch is only returned once Redis has confirmed the
+subscription, so a read made after it cannot miss an update published after that read.
 
 Pub/sub may drop a message (a reconnect); watchers therefore also wake on a timer and
 re-read, so nothing is missed for long even then.
+
+The hub also stamps every game whose subscription is live here (confirmed since the
+connection was last made): a new stamp on each `seats` message and none at all while the
+subscription is down. A seat holder cached under a stamp is as fresh as the feed: it stops
+being used the moment this gateway hears of a holder change (see holders.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,25 +29,58 @@ from croupier.projector.keys import Keys
 
 log = structlog.get_logger("croupier.gateway")
 
+SEATS = b"seats"  # what a gateway publishes after changing a game's seat holders
+_stamps = itertools.count(1)
+
+
+def _timed_out(waiter: asyncio.Future) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
+
 
 class Watch:
-    """Woken on every published update of one game."""
+    """Woken on every published update of one game.
+
+    Between two waits it remembers what the messages said: the highest version named
+    (`version`), whether one said something else (`other`: a reconnect, an unknown payload),
+    and whether any came at all."""
+
+    __slots__ = ("_notified", "_waiter", "version", "other")
 
     def __init__(self) -> None:
-        self._event = asyncio.Event()
+        self._notified = False
+        self._waiter: asyncio.Future | None = None
+        self.version = 0
+        self.other = False
 
-    def notify(self) -> None:
-        self._event.set()
+    def notify(self, version: int | None = None, seats: bool = False) -> None:
+        """A message: `version` if it named one; seats=True for a holder change; neither: anything."""
+        if version is not None:
+            if version > self.version:
+                self.version = version
+        elif not seats:
+            self.other = True
+        self._notified = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(True)
 
-    async def wait(self, timeout: float) -> bool:
-        """True if notified, False on timeout. Clears the notification."""
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout)
+    async def wait(self, timeout: float | None) -> bool:
+        """True if notified (since the last wait, or now), False on timeout. Clears the
+        notification; `version` and `other` are left for the caller to read and reset."""
+        if self._notified:
+            self._notified = False
             return True
-        except TimeoutError:
-            return False
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        handle = loop.call_later(timeout, _timed_out, waiter) if timeout is not None else None
+        try:
+            return await waiter
         finally:
-            self._event.clear()
+            if handle is not None:
+                handle.cancel()
+            self._waiter = None
+            self._notified = False
 
 
 class FeedHub:
@@ -52,6 +92,7 @@ class FeedHub:
         self._reader: asyncio.Task | None = None
         self._watches: dict[str, set[Watch]] = {}
         self._confirmed: dict[str, asyncio.Event] = {}
+        self._stamps: dict[str, int] = {}  # channel -> stamp, for live subscriptions only
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -59,17 +100,27 @@ class FeedHub:
     def channels(self) -> int:
         return len(self._watches)
 
+    def stamp(self, channel: str) -> int | None:
+        """The channel's current stamp while its subscription is live here; None otherwise."""
+        return self._stamps.get(channel)
+
+    def touch(self, channel: str) -> None:
+        """A new stamp for the channel (this process changed the game's seat holders)."""
+        if channel in self._stamps:
+            self._stamps[channel] = next(_stamps)
+
     @contextlib.asynccontextmanager
     async def watch(self, game_id: str) -> AsyncIterator[Watch]:
         channel = self.keys.feed(game_id)
         watch = Watch()
-        await self._add(channel, watch)
+        await self.add(channel, watch)
         try:
             yield watch
         finally:
-            await self._remove(channel, watch)
+            await self.remove(channel, watch)
 
-    async def _add(self, channel: str, watch: Watch) -> None:
+    async def add(self, channel: str, watch: Watch) -> None:
+        """Watch a channel; returns once Redis has confirmed its subscription."""
         async with self._lock:
             if self._pubsub is None:
                 self._pubsub = self.redis.pubsub()
@@ -92,12 +143,13 @@ class FeedHub:
                 confirmed = self._confirmed[channel]
             watchers.add(watch)
         try:
-            await asyncio.wait_for(confirmed.wait(), self.confirm_timeout_s)
-        except TimeoutError:
-            await self._remove(channel, watch)
+            if not confirmed.is_set():
+                await asyncio.wait_for(confirmed.wait(), self.confirm_timeout_s)
+        except BaseException:  # a timeout, or the caller cancelled: nothing stays registered
+            await asyncio.shield(self.remove(channel, watch))
             raise
 
-    async def _remove(self, channel: str, watch: Watch) -> None:
+    async def remove(self, channel: str, watch: Watch) -> None:
         async with self._lock:
             watchers = self._watches.get(channel)
             if watchers is None:
@@ -106,6 +158,7 @@ class FeedHub:
             if not watchers:
                 del self._watches[channel]
                 self._confirmed.pop(channel, None)
+                self._stamps.pop(channel, None)
                 if self._pubsub is not None and not self._closed:
                     try:
                         await self._pubsub.unsubscribe(channel)
@@ -122,6 +175,7 @@ class FeedHub:
                 raise
             except Exception as exc:
                 log.warning("feed_read_failed", error=str(exc))
+                self._stamps.clear()  # messages may be lost until the subscriptions are confirmed again
                 self._wake_all()  # anything may have been missed: everyone re-reads
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
@@ -134,9 +188,25 @@ class FeedHub:
             if isinstance(channel, bytes):
                 channel = channel.decode()
             if kind == "message":
-                for watch in list(self._watches.get(channel, ())):
-                    watch.notify()
+                watchers = self._watches.get(channel)
+                if not watchers:
+                    continue
+                data = message.get("data")
+                version = seats = None
+                if data == SEATS:
+                    seats = True
+                    if channel in self._stamps:
+                        self._stamps[channel] = next(_stamps)
+                else:
+                    try:
+                        version = int(data)
+                    except (TypeError, ValueError):
+                        pass
+                for watch in list(watchers):
+                    watch.notify(version, bool(seats))
             elif kind == "subscribe":
+                if channel in self._watches:
+                    self._stamps[channel] = next(_stamps)
                 confirmed = self._confirmed.get(channel)
                 if confirmed is not None:
                     confirmed.set()
@@ -163,6 +233,7 @@ class FeedHub:
 
     async def close(self) -> None:
         self._closed = True
+        self._stamps.clear()
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(BaseException):

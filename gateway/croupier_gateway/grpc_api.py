@@ -173,6 +173,9 @@ def _rejection_metadata(exc: ApiError) -> tuple[tuple[str, bytes], ...]:
 
 
 def _unary(gw: Gateway, name: str, fn: Callable) -> Callable:
+    ok_count = gw.metrics.grpc.labels(name, "OK")
+    latency = gw.metrics.grpc_latency.labels(name)
+
     async def handler(request, context):
         started = time.perf_counter()
         code = "OK"
@@ -190,8 +193,8 @@ def _unary(gw: Gateway, name: str, fn: Callable) -> Callable:
             context.set_trailing_metadata(_rejection_metadata(exc))
             await context.abort(exc.grpc_status, f"{exc.code}: {exc.message}")
         finally:
-            gw.metrics.grpc.labels(name, code).inc()
-            gw.metrics.grpc_latency.labels(name).observe(time.perf_counter() - started)
+            (ok_count if code == "OK" else gw.metrics.grpc.labels(name, code)).inc()
+            latency.observe(time.perf_counter() - started)
 
     return handler
 

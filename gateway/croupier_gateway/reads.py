@@ -7,11 +7,18 @@ actions of that same version.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from croupier.projector.keys import Keys
+from croupier_gateway.feed import SEATS
 
 SPECTATOR = "spectator"
 LEFT = "-"  # the seat holder record of a seat that was left
@@ -106,18 +113,61 @@ class ReadStore:
         return int(value) if value is not None else None
 
     async def snapshot(self, game_id: str, seat: int | None) -> Snapshot | None:
-        field = SPECTATOR if seat is None else str(seat)
-        pipe = self.r.pipeline(transaction=True)
-        pipe.hmget(self.k.meta(game_id), "version", "status")
-        pipe.hget(self.k.views(game_id), field)
-        if seat is not None:
-            pipe.hget(self.k.views(game_id), f"actions:{seat}")
-        results = await pipe.execute()
-        (version, status), view = results[0], results[1]
-        if version is None or view is None:
+        fields = [SPECTATOR] if seat is None else [str(seat), f"actions:{seat}"]
+        version, status, values = await self.views(game_id, fields)
+        if version is None or values[0] is None:
             return None
-        actions = results[2] if seat is not None else None
-        return Snapshot(int(version), _text(status or b""), _text(view), _text(actions) if actions else "[]")
+        actions = values[1] if seat is not None else None
+        return Snapshot(version, status, _text(values[0]), _text(actions) if actions else "[]")
+
+    async def views(self, game_id: str, fields: list[str]) -> tuple[int | None, str, list[Any]]:
+        """(version, status, the views hash's `fields`) in one transaction; version None: not projected."""
+        version, status, values, _ = await self.views_and_holders(game_id, fields, ())
+        return version, status, values
+
+    async def views_and_holders(self, game_id: str, fields: list[str],
+                                seats: Sequence[int]) -> tuple[int | None, str, list[Any], list[str | None]]:
+        """views(), and the holders of `seats` (as holder() gives them), in one transaction."""
+        commands = [("HMGET", self.k.meta(game_id), "version", "status"), ("HMGET", self.k.views(game_id), *fields)]
+        if seats:
+            commands.append(("HMGET", self.seats_key(game_id), *map(str, seats)))
+        replies = await self._transaction(commands)
+        (version, status), values = replies[0], replies[1]
+        holders = [_text(h) if h is not None else None for h in replies[2]] if seats else []
+        if version is None:
+            return None, "", values, holders
+        return int(version), _text(status or b""), values, holders
+
+    async def _transaction(self, commands: list[tuple]) -> list[Any]:
+        """MULTI, the commands, EXEC on one pooled connection: the replies of the commands.
+        What redis-py's pipeline does, without its per-call machinery (this is on the path of
+        every update of every game): one time bound for the whole exchange, raw replies (no
+        response callbacks)."""
+        pool = self.r.connection_pool
+        conn = await pool.get_connection()
+        try:
+            timeout = conn.socket_timeout or None
+            try:
+                async with asyncio.timeout(timeout):
+                    await conn.send_packed_command(conn.pack_commands([("MULTI",), *commands, ("EXEC",)]),
+                                                   check_health=False)
+                    for _ in range(len(commands) + 1):  # OK, then QUEUED for each
+                        await conn.read_response(timeout=math.inf)
+                    replies = await conn.read_response(timeout=math.inf)
+            except TimeoutError:
+                raise RedisTimeoutError("Timeout reading from Redis") from None
+        except BaseException:
+            # Mid-transaction (an error, a timeout, a cancel): the connection cannot be reused as it is.
+            await conn.disconnect()
+            raise
+        finally:
+            await pool.release(conn)
+        if replies is None:
+            raise RedisError("the transaction was aborted")
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
 
     async def all_views(self, game_id: str) -> dict[str, str]:
         raw = await self.r.hgetall(self.k.views(game_id))
@@ -136,11 +186,14 @@ class ReadStore:
     # -- seat holders ---------------------------------------------------------------------
 
     async def set_holder(self, game_id: str, seat: int, jti: str, ttl_s: int) -> None:
+        """Record the seat's holder and say so on the game's feed, in one transaction (every
+        gateway's cache of holders hears of the change: holders.py)."""
         key = self.seats_key(game_id)
         pipe = self.r.pipeline(transaction=True)
         pipe.hset(key, str(seat), jti)
         pipe.expire(key, ttl_s, gt=True)
         pipe.expire(key, ttl_s, nx=True)
+        pipe.publish(self.k.feed(game_id), SEATS)
         await pipe.execute()
 
     async def holder(self, game_id: str, seat: int) -> str | None:
@@ -163,4 +216,7 @@ class ReadStore:
         if current is None or _text(current) == jti:
             # A mark, not a deletion: with no record the gateway would fall back to the read
             # models, which may not show the leave yet.
-            await self.r.hset(key, str(seat), LEFT)
+            pipe = self.r.pipeline(transaction=True)
+            pipe.hset(key, str(seat), LEFT)
+            pipe.publish(self.k.feed(game_id), SEATS)
+            await pipe.execute()

@@ -47,11 +47,23 @@ class Router:
         self.metrics = metrics
         self.client = RulesClient("", deadline_s=deadline_s)  # its channels, one per replica
         self._owners: dict[str, _Owners] = {}
+        self._stubs: dict[str, Any] = {}  # address -> stub over the client's channel to it
+        self._reading: dict[str, asyncio.Future] = {}  # game type -> its owners being read
 
     async def owners(self, game_type: str, *, refresh: bool = False) -> _Owners:
         cached = self._owners.get(game_type)
         if cached is not None and not refresh and time.monotonic() - cached.at < self.ttl:
             return cached
+        if not refresh:
+            # The cache has just expired under many calls: one read for all of them.
+            reading = self._reading.get(game_type)
+            if reading is None or reading.done():
+                reading = self._reading[game_type] = asyncio.ensure_future(self._read_owners(game_type))
+                reading.add_done_callback(lambda f: f.cancelled() or f.exception())  # seen, even if no one waits
+            return await asyncio.shield(reading)
+        return await self._read_owners(game_type)
+
+    async def _read_owners(self, game_type: str) -> _Owners:
         pipe = self.redis.pipeline(transaction=False)
         pipe.get(self.keys.partitions(game_type))
         pipe.hgetall(self.keys.owners(game_type))
@@ -67,7 +79,9 @@ class Router:
         return entry
 
     async def owner_of(self, game_type: str, game_id: str, *, refresh: bool = False) -> str:
-        entry = await self.owners(game_type, refresh=refresh)
+        entry = self._owners.get(game_type)
+        if entry is None or refresh or time.monotonic() - entry.at >= self.ttl:
+            entry = await self.owners(game_type, refresh=refresh)
         if not entry.partitions:
             return ""
         return entry.owners.get(partition_for(game_id, entry.partitions), "")
@@ -86,7 +100,9 @@ class Router:
             remaining = deadline - time.monotonic()
             if target and remaining > 0:
                 try:
-                    stub = self.client.stub(target)
+                    stub = self._stubs.get(target)
+                    if stub is None:
+                        stub = self._stubs[target] = self.client.stub(target)
                     response = await getattr(stub, method)(request, timeout=max(0.2, remaining))
                     self._count(method, "ok")
                     return response
@@ -116,4 +132,5 @@ class Router:
             self.metrics.rules_calls.labels(method, outcome).inc()
 
     async def close(self) -> None:
+        self._stubs.clear()
         await self.client.close()

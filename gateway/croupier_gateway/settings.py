@@ -33,6 +33,31 @@ def env_list(name: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in os.environ.get(name, "").split(",") if item.strip())
 
 
+def _connection_class() -> type:
+    """redis-py's asyncio connection, bounding a write with asyncio.timeout rather than
+    asyncio.wait_for, which in Python 3.11 makes a Task for every command sent."""
+    import asyncio
+
+    from redis import asyncio as aioredis
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    class Connection(aioredis.Connection):
+        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            timeout = self.socket_timeout
+            if not timeout:
+                return await super().send_packed_command(command, check_health)
+            self.socket_timeout = None  # the write's own bound is the one below
+            try:
+                async with asyncio.timeout(timeout):
+                    await super().send_packed_command(command, check_health)
+            except TimeoutError:
+                raise RedisTimeoutError("Timeout writing to socket") from None
+            finally:
+                self.socket_timeout = timeout
+
+    return Connection
+
+
 @dataclass(frozen=True)
 class GatewaySettings:
     host: str = "127.0.0.1"
@@ -68,15 +93,19 @@ class GatewaySettings:
     # 503 store_unavailable for 1 command in 4.)
     redis_connections: int = 256
     redis_wait_s: float = 5.0
+    # How long a seat holder read from Redis may answer for it (holders.py): only while the
+    # game's change feed is live here, which retires it at once on a holder change. 0: off.
+    seat_cache_s: float = 5.0
 
     def redis_client(self) -> Any:
         """The gateway's asyncio Redis client: a pool of at most redis_connections, where a
         request waits up to redis_wait_s for a free connection."""
         from redis import asyncio as aioredis
 
+        extra = {"connection_class": _connection_class()} if self.redis_url.startswith("redis://") else {}
         pool = aioredis.BlockingConnectionPool.from_url(
             self.redis_url, max_connections=self.redis_connections, timeout=self.redis_wait_s,
-            socket_timeout=5, health_check_interval=30)
+            socket_timeout=5, health_check_interval=30, **extra)
         return aioredis.Redis(connection_pool=pool)
 
     @property
@@ -107,6 +136,7 @@ class GatewaySettings:
             max_streams=env_int("CROUPIER_GATEWAY_MAX_STREAMS", 10_000, 1),
             redis_connections=env_int("CROUPIER_GATEWAY_REDIS_CONNECTIONS", 256, 2),
             redis_wait_s=env_float("CROUPIER_GATEWAY_REDIS_WAIT_S", 5.0, 0.01),
+            seat_cache_s=env_float("CROUPIER_GATEWAY_SEAT_CACHE_S", 5.0, 0.0),
         )
         if settings.dev_key:
             log.warning("dev_signing_key", hint="set CROUPIER_GATEWAY_SIGNING_KEY: seat tokens are forgeable with the default")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from croupier.engine.codec import canonical_bytes
 
 MAX_TOKEN_CHARS = 1024
+VERIFIED_CACHE = 20_000  # tokens whose signature was checked, remembered (their expiry is checked each time)
 
 
 class TokenError(ValueError):
@@ -64,6 +65,7 @@ class TokenSigner:
         self._keys = {self.kid: key.encode("utf-8")}
         if previous_key:
             self._keys.setdefault(key_id(previous_key), previous_key.encode("utf-8"))
+        self._verified: dict[str, SeatClaims] = {}
 
     def _sign(self, kid: str, body: str) -> bytes:
         return hmac.new(self._keys[kid], body.encode("ascii"), hashlib.sha256).digest()
@@ -81,6 +83,21 @@ class TokenSigner:
         return f"{body}.{_b64(self._sign(self.kid, body))}", claims
 
     def verify(self, token: str, *, now: float | None = None) -> SeatClaims:
+        claims = self._verified.get(token) if isinstance(token, str) else None
+        if claims is not None:
+            # The same text verified before under the same keys: only the time has moved.
+            if claims.exp <= (time.time() if now is None else now):
+                raise TokenError("the token has expired")
+            return claims
+        claims = self._verify(token, now)
+        verified = self._verified
+        if len(verified) >= VERIFIED_CACHE:
+            for key in list(verified)[: VERIFIED_CACHE // 2]:
+                del verified[key]
+        verified[token] = claims
+        return claims
+
+    def _verify(self, token: str, now: float | None) -> SeatClaims:
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
             raise TokenError("the token is missing or too long")
         body, dot, sig = token.partition(".")

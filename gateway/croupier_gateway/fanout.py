@@ -1,0 +1,206 @@
+"""One view read per game per update, for every stream of that game on this gateway.
+
+A `Room` is one game's streams here. It is the one watcher of the game's change feed among
+them: on a message it reads, in one transaction, the game's version and status and the view
+(and legal actions) of every viewer that has a stream, then hands each stream the view of its
+own seat (a spectator's view to spectators), never another's. A stream waits on its own
+`Viewer`, which keeps only the newest snapshot it has not sent (a slow stream skips to the
+latest, as before).
+
+A read is skipped when the message names a version that every viewer has already been
+read at (the projector publishes after it writes, so the read models hold at least that
+version), or says only that the seat holders changed. The room also re-reads every
+`poll_s` without a message, should pub/sub drop one. A Redis error ends the room; its
+streams get the error (a 503, as before) and a new stream makes a new room.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from croupier_gateway.feed import FeedHub, Watch
+from croupier_gateway.holders import HolderCache
+from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text
+
+
+class Viewer(Watch):
+    """One stream's place in a room: woken when the room has something for it."""
+
+    __slots__ = ("seat", "last", "seen", "pending", "error")
+
+    def __init__(self, seat: int | None, last: int) -> None:
+        super().__init__()
+        self.seat = seat
+        self.last = last  # the newest version this stream has sent (or was asked to start after)
+        self.seen = -1  # the newest version a read for this viewer has found
+        self.pending: Snapshot | None = None  # newer than `last`, not taken yet
+        self.error: BaseException | None = None
+
+    def take(self) -> Snapshot | None:
+        """The newest snapshot after `last` (which it becomes), if any; raises the room's error."""
+        if self.error is not None:
+            raise self.error
+        snap = self.pending
+        self.pending = None
+        if snap is None or snap.version <= self.last:
+            return None
+        self.last = snap.version
+        return snap
+
+    def offer(self, snap: Snapshot) -> None:
+        if snap.version > self.seen:
+            self.seen = snap.version
+        if snap.version > self.last and (self.pending is None or snap.version > self.pending.version):
+            self.pending = snap
+            self.notify()
+
+
+class Room(Watch):
+    __slots__ = ("fanout", "game_id", "channel", "viewers", "ready", "task", "failed")
+
+    def __init__(self, fanout: Fanout, game_id: str) -> None:
+        super().__init__()
+        self.fanout = fanout
+        self.game_id = game_id
+        self.channel = fanout.hub.keys.feed(game_id)
+        self.viewers: set[Viewer] = set()
+        self.ready = asyncio.get_running_loop().create_future()
+        self.task: asyncio.Task | None = None
+        self.failed = False
+
+    async def run(self) -> None:
+        hub = self.fanout.hub
+        try:
+            await hub.add(self.channel, self)
+        except BaseException as exc:
+            self._fail(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                self.ready.cancel()
+                raise
+            self.ready.set_exception(exc)
+            self.ready.exception()  # marked retrieved: the viewers waiting on it raise it
+            return
+        self.ready.set_result(None)
+        try:
+            poll_s = self.fanout.poll_s
+            while self.viewers:
+                notified = await self.wait(poll_s)
+                if notified and not self._must_read():
+                    continue
+                await self.read()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            self._fail(exc)
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            await asyncio.shield(hub.remove(self.channel, self))
+
+    def _must_read(self) -> bool:
+        version, other = self.version, self.other
+        self.version, self.other = 0, False
+        if other:
+            return True
+        if not version:
+            return False  # only a change of seat holders: the views are the same
+        return any(v.seen < version for v in self.viewers)
+
+    async def read(self) -> None:
+        viewers = list(self.viewers)
+        if not viewers:
+            return
+        fields: list[str] = []
+        index: dict[int | None, int] = {}
+        for v in viewers:
+            if v.seat not in index:
+                index[v.seat] = len(fields)
+                if v.seat is None:
+                    fields.append(SPECTATOR)
+                else:
+                    fields.append(str(v.seat))
+                    fields.append(f"actions:{v.seat}")
+        # The seats' holders come along (one command more in the same transaction): the
+        # holder cache stays fresh at every update, so the next command of a seat costs no read.
+        holders = self.fanout.holders
+        seats = [seat for seat in index if seat is not None] if holders is not None else []
+        if seats:
+            stamp, read_at = holders.stamp(self.game_id), holders.now()
+        version, status, values, held = await self.fanout.reads.views_and_holders(self.game_id, fields, seats)
+        if seats and stamp is not None:
+            for seat, jti in zip(seats, held):
+                if jti is not None and jti != LEFT:
+                    holders.put(self.game_id, seat, jti, stamp, read_at)
+        if version is None:
+            return
+        snaps: dict[int | None, Snapshot | None] = {}
+        for seat, i in index.items():
+            view = values[i]
+            if view is None:
+                snaps[seat] = None
+                continue
+            actions = values[i + 1] if seat is not None else None
+            snaps[seat] = Snapshot(version, status, _text(view), _text(actions) if actions else "[]")
+        for v in viewers:
+            snap = snaps.get(v.seat)
+            if snap is not None:
+                v.offer(snap)
+
+    def _fail(self, exc: BaseException) -> None:
+        self.failed = True
+        self.fanout._drop(self)
+        for v in self.viewers:
+            v.error = exc
+            v.notify()
+
+
+class Fanout:
+    def __init__(self, reads: ReadStore, hub: FeedHub, poll_s: float, holders: HolderCache | None = None):
+        self.reads = reads
+        self.hub = hub
+        self.poll_s = poll_s
+        self.holders = holders
+        self._rooms: dict[str, Room] = {}
+
+    @property
+    def rooms(self) -> int:
+        return len(self._rooms)
+
+    @contextlib.asynccontextmanager
+    async def viewer(self, game_id: str, seat: int | None, last: int) -> AsyncIterator[Viewer]:
+        """A place in the game's room; returns once the room's feed subscription is confirmed,
+        so a read made after it misses no update."""
+        viewer = Viewer(seat, last)
+        room = self._rooms.get(game_id)
+        if room is None or room.failed:
+            room = self._rooms[game_id] = Room(self, game_id)
+            room.viewers.add(viewer)
+            room.task = asyncio.create_task(room.run(), name=f"room-{game_id}")
+        else:
+            room.viewers.add(viewer)
+        try:
+            await asyncio.shield(room.ready)
+            yield viewer
+        finally:
+            room.viewers.discard(viewer)
+            if not room.viewers:
+                self._drop(room)
+                if room.task is not None and not room.task.done():
+                    room.notify()  # its loop sees no viewers and ends, unsubscribing
+
+    def _drop(self, room: Room) -> None:
+        if self._rooms.get(room.game_id) is room:
+            del self._rooms[room.game_id]
+
+    async def close(self) -> None:
+        rooms = list(self._rooms.values())
+        self._rooms.clear()
+        for room in rooms:
+            if room.task is not None:
+                room.task.cancel()
+        for room in rooms:
+            if room.task is not None:
+                with contextlib.suppress(BaseException):
+                    await room.task

@@ -1,0 +1,262 @@
+"""The gateway's savings under load, held to what they must not change: the seat-holder cache
+(holders.py) never lets a token act once a holder change is known here, nor past its TTL;
+the per-game fan-out (fanout.py) gives each stream its own seat's view only, in order; the
+cheaper waits and the remembered token checks behave as before."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+
+import pytest
+
+from croupier_gateway.core import Gateway
+from croupier_gateway.errors import ApiError
+from croupier_gateway.feed import Watch
+from croupier_gateway.tokens import TokenError, TokenSigner
+
+
+def run(fake_stack, scenario, *, gateways: int = 1, **overrides):
+    """Run scenario(*gateways) with `gateways` gateways over the same (fake) Redis and rules."""
+    settings, aredis, _, router = fake_stack
+    settings = dataclasses.replace(settings, **overrides)
+
+    async def main():
+        gws = [Gateway(settings, aredis, router=router) for _ in range(gateways)]
+        try:
+            return await scenario(*gws)
+        finally:
+            for gw in gws:
+                await gw.close()
+
+    return asyncio.run(main())
+
+
+async def until(condition, what: str) -> None:
+    """Wait for something the gateway hears asynchronously (a pub/sub message)."""
+    for _ in range(500):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def refused(gw: Gateway, token: str, gid: str) -> bool:
+    try:
+        await gw.seat_claims(token, gid)
+        return False
+    except ApiError as exc:
+        assert exc.kind == "unauthenticated", exc
+        return True
+
+
+@contextlib.asynccontextmanager
+async def watching(gw: Gateway, gid: str):
+    """A spectator's stream of the game on this gateway (so its feed subscription is live)."""
+    seen: list = []
+
+    async def follow():
+        async for snap in gw.updates(gid, None, 0):
+            seen.append(snap)
+
+    task = asyncio.create_task(follow())
+    channel = gw.keys.feed(gid)
+    await until(lambda: gw.hub.stamp(channel) is not None, "the stream's subscription is confirmed")
+    try:
+        yield seen
+    finally:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+
+
+def test_a_seat_left_through_another_gateway_is_refused_once_its_feed_message_arrives(fake_stack):
+    async def scenario(a: Gateway, b: Gateway):
+        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
+        t1 = (await a.join(gid, 1))["token"]
+        jti = a.signer.verify(t1).jti
+        async with watching(a, gid):
+            assert (await a.seat_claims(t1, gid)).seat == 1
+            assert a.holders.get(gid, 1) == jti  # cached: the next check of t1 costs no read
+            stamp = a.hub.stamp(a.keys.feed(gid))
+            await b.leave(t1, gid, 1)
+            await until(lambda: a.hub.stamp(a.keys.feed(gid)) != stamp, "A hears B's seats message")
+            assert await refused(a, t1, gid)
+            # Taken again through B: the new token works at A at once, the old one does not.
+            t1b = (await b.join(gid, 1))["token"]
+            assert (await a.seat_claims(t1b, gid)).seat == 1
+            assert await refused(a, t1, gid)
+            return True
+
+    assert run(fake_stack, scenario, gateways=2)
+
+
+def test_a_holder_changed_without_a_message_is_refused_after_the_ttl(fake_stack):
+    settings, _, sredis, _ = fake_stack
+    now = [1000.0]
+
+    async def scenario(a: Gateway):
+        a.holders._clock = lambda: now[0]
+        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
+        t0 = (await a.join(gid, 0))["token"]
+        async with watching(a, gid):
+            assert (await a.seat_claims(t0, gid)).seat == 0
+            # Someone rewrites the holder in Redis and says nothing (an older gateway, a hand).
+            sredis.hset(a.reads.seats_key(gid), "0", "someone-else")
+            now[0] += a.s.seat_cache_s - 0.5
+            stale = await a.seat_claims(t0, gid)  # within the TTL: the cached holder answers
+            now[0] += 1.0
+            assert await refused(a, t0, gid)  # past it: Redis is asked again
+            return stale.seat
+
+    assert run(fake_stack, scenario, seat_cache_s=5.0) == 0
+
+
+def test_a_seats_message_retires_the_cache_and_nothing_is_cached_without_a_live_feed(fake_stack):
+    _, _, sredis, _ = fake_stack
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
+        t0 = (await a.join(gid, 0))["token"]
+        # No stream here: every check reads Redis, nothing is kept.
+        assert (await a.seat_claims(t0, gid)).seat == 0
+        assert len(a.holders) == 0
+        async with watching(a, gid):
+            assert (await a.seat_claims(t0, gid)).seat == 0
+            assert len(a.holders) == 1
+            stamp = a.hub.stamp(a.keys.feed(gid))
+            sredis.hset(a.reads.seats_key(gid), "0", "someone-else")
+            sredis.publish(a.keys.feed(gid), "seats")
+            await until(lambda: a.hub.stamp(a.keys.feed(gid)) != stamp, "the seats message arrives")
+            assert await refused(a, t0, gid)
+        # The stream has ended: the game's feed is no longer watched here, the cache unused.
+        await until(lambda: a.hub.stamp(a.keys.feed(gid)) is None, "the room unsubscribes")
+        assert a.holders.get(gid, 0) is None
+        return True
+
+    assert run(fake_stack, scenario)
+
+
+def test_this_gateways_own_leave_refuses_the_token_at_once(fake_stack):
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
+        t2 = (await a.join(gid, 2))["token"]
+        async with watching(a, gid):
+            assert (await a.seat_claims(t2, gid)).seat == 2
+            await a.leave(t2, gid, 2)
+            return await refused(a, t2, gid)
+
+    assert run(fake_stack, scenario)
+
+
+def test_the_fan_out_sends_each_stream_its_own_seat_and_reads_once_per_update(fake_stack):
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+        tokens = [(await a.join(gid, s))["token"] for s in (0, 1)]
+        claims = [a.signer.verify(t) for t in tokens]
+        reads = {"views": 0}
+        store = a.reads
+
+        class Counted:  # the room's reads, counted
+            async def views_and_holders(self, *args):
+                reads["views"] += 1
+                return await store.views_and_holders(*args)
+
+        a.fanout.reads = Counted()
+        got: dict = {0: [], 1: [], None: [], "late": []}
+
+        async def follow(key, c, start=0):
+            async for snap in a.updates(gid, c, start):
+                got[key].append(snap)
+
+        tasks = [asyncio.create_task(follow(0, claims[0])), asyncio.create_task(follow(1, claims[1])),
+                 asyncio.create_task(follow(None, None))]
+        await until(lambda: all(got[k] for k in (0, 1, None)), "every stream has its first view")
+        assert a.fanout.rooms == 1
+        moves = 0
+        while True:
+            snap = await a.snapshot(gid, claims[moves % 2])
+            actions = __import__("json").loads(snap.actions)
+            if snap.status == "over" or not actions:
+                break
+            await a.submit(tokens[moves % 2], gid, f"m{moves}", snap.version, actions[0])
+            moves += 1
+            if moves == 1:  # a stream that starts mid-game, after the first move
+                tasks.append(asyncio.create_task(follow("late", claims[1], 1)))
+                # The room's read of that update brought the seats' holders along.
+                await until(lambda: len(got[0]) > 1, "seat 0's stream has the first move")
+                cached = [a.holders.get(gid, s) for s in (0, 1)]
+        await asyncio.wait_for(asyncio.gather(*tasks), 20)
+        return got, moves, reads["views"], a.fanout.rooms, cached, [c.jti for c in claims]
+
+    got, moves, view_reads, rooms_after, cached, jtis = run(fake_stack, scenario, stream_poll_s=30.0)
+    import json
+
+    assert moves == 4 and rooms_after == 0
+    assert cached == jtis
+    for key, snaps in got.items():
+        versions = [s.version for s in snaps]
+        assert versions == sorted(set(versions)), (key, versions)  # strictly increasing
+        assert snaps[-1].status == "over"
+        seat = 1 if key == "late" else key
+        for snap in snaps:
+            hands = json.loads(snap.view)["game"]["hands"]
+            for s, hand in enumerate(hands):
+                if s != seat:
+                    assert hand is None, (key, snap.version, hands)  # never another seat's pebbles
+            if seat is not None and snap.status != "over":
+                assert hands[seat] is not None
+            if seat is None:
+                assert snap.actions == "[]"
+    # Every stream saw the final version; each of the 4 moves cost one read for all the streams.
+    assert len({s[-1].version for s in got.values()}) == 1
+    assert view_reads <= moves + 1
+
+
+def test_watch_wait_keeps_a_notification_and_times_out():
+    async def main():
+        w = Watch()
+        w.notify(7)
+        first = await w.wait(5.0)  # notified before the wait: at once
+        timed_out = await w.wait(0.01)
+        w.notify(None, seats=True)
+        w.notify(3)
+        return first, timed_out, await w.wait(5.0), w.version, w.other
+
+    assert asyncio.run(main()) == (True, False, True, 7, False)
+
+
+def test_a_remembered_token_still_expires():
+    signer = TokenSigner("k" * 32)
+    token, claims = signer.issue("pebbles-1", 0, 60, now=1000.0)
+    assert signer.verify(token, now=1001.0) == claims
+    assert signer.verify(token, now=1002.0) == claims  # from memory
+    with pytest.raises(TokenError):
+        signer.verify(token, now=1060.0)
+    with pytest.raises(TokenError):
+        signer.verify(token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1], now=1001.0)
+
+
+def test_a_malformed_action_is_refused_every_time(fake_stack):
+    """The gateway remembers well-formed actions per game type and seat; a malformed one is
+    refused every time, however often it comes."""
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+        t0 = (await a.join(gid, 0))["token"]
+        t1 = (await a.join(gid, 1))["token"]
+        errors = []
+        play = (await a.snapshot(gid, a.signer.verify(t0))).actions
+        accepted = __import__("json").loads(play)[0]
+        await a.submit(t0, gid, "ok", None, accepted)  # well formed, remembered
+        for token, action in ((t0, {"type": "Nope"}), (t0, {"type": "Nope"}),
+                              (t1, {**accepted, "extra": 1}), (t1, {**accepted, "extra": 1}),
+                              (t1, {"type": "Play"})):
+            try:
+                await a.submit(token, gid, "c", None, action)
+            except ApiError as exc:
+                errors.append((exc.kind, exc.field))
+        return errors
+
+    assert run(fake_stack, scenario) == [("malformed", "action")] * 5

@@ -89,9 +89,8 @@ class PartitionOwner:
         self._writer: Any = None
         self._queue: asyncio.Queue[Pending] = asyncio.Queue()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"writer-{partition}")
-        # Appends may go to a thread the replica's partitions share (see Replica): one
-        # thread per partition meant 16+ threads fighting the event loop for the GIL, and
-        # batches of one command each.
+        # Appends run on this partition's own thread unless the replica's partitions share
+        # a pool (CROUPIER_RULES_APPEND_THREADS > 0; see Replica).
         self._append_executor = append_executor or self._executor
         self._max_batch = max_batch
         self._window = dedupe_window

@@ -174,12 +174,13 @@ class Replica:
         self.assigned: frozenset[int] = frozenset()
         self.membership: Membership | None = None
         self.last_rebuild: dict[str, float] = {}
-        # Every owned partition's transactions run on these threads (one by default), so
-        # the partitions' commands queue up while another partition commits and the next
-        # transaction carries them all: group commit across partitions, and few threads
-        # contending with the event loop for the GIL. Fencing stays per partition: each
-        # partition keeps its own transactional producer.
-        self._append_executor = ThreadPoolExecutor(max_workers=settings.append_threads, thread_name_prefix="append")
+        # By default (append_threads 0) each partition commits on its own thread: librdkafka
+        # waits for the broker without the GIL, so the partitions' transactions overlap.
+        # With N > 0 the partitions share N threads: at most N transactions at once, larger
+        # batches, more waiting. Fencing stays per partition either way: each partition
+        # keeps its own transactional producer.
+        self._append_executor = (ThreadPoolExecutor(max_workers=settings.append_threads, thread_name_prefix="append")
+                                 if settings.append_threads > 0 else None)
 
     def start(self) -> None:
         self.membership = Membership(self, asyncio.get_running_loop())
@@ -226,7 +227,8 @@ class Replica:
             self.membership.stop()
             await asyncio.get_running_loop().run_in_executor(None, self.membership.join, 20)
         await self.revoke(list(self.owners))
-        self._append_executor.shutdown(wait=False)
+        if self._append_executor is not None:
+            self._append_executor.shutdown(wait=False)
 
     def has_lost(self) -> bool:
         """Whether a partition we hold is marked lost (a reconcile takes it again, or lets it

@@ -67,7 +67,10 @@ class RulesSettings:
     key_prefix: str = ""
     max_batch: int = 256
     dedupe_window: int = 128
-    append_threads: int = 1
+    # 0: every owned partition commits on its own thread, side by side (librdkafka waits
+    # without the GIL); N > 0: the partitions share N threads, so at most N transactions
+    # are open at once and the others' commands wait and ride in their next one.
+    append_threads: int = 0
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
 
     @classmethod
@@ -83,6 +86,6 @@ class RulesSettings:
             key_prefix=env_str("CROUPIER_KEY_PREFIX", ""),
             max_batch=env_int("CROUPIER_RULES_MAX_BATCH", 256, 1),
             dedupe_window=env_int("CROUPIER_RULES_DEDUPE_WINDOW", 128, 1),
-            append_threads=env_int("CROUPIER_RULES_APPEND_THREADS", 1, 1),
+            append_threads=env_int("CROUPIER_RULES_APPEND_THREADS", 0, 0),
             kafka=KafkaSettings.from_env(),
         )

@@ -272,6 +272,7 @@ def kafka_baseline(bootstrap: str, seconds: float, batch: int, record: bytes) ->
     from croupier.rules.store import ensure_topic
 
     topic = f"bench.raw.{uuid.uuid4().hex[:8]}"
+    RAW_TOPICS.append(topic)
     ensure_topic(KafkaSettings(bootstrap=bootstrap, partitions=1), topic)
     producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"bench-{topic}", enable_idempotence=True,
                              acks="all", linger_ms=0, retry_backoff_ms=2)
@@ -373,7 +374,30 @@ def main(argv=None) -> int:
             server.wait(20)
         except subprocess.TimeoutExpired:
             server.kill()
+        _delete_topics(kafka.bootstrap, [kafka_topic(prefix), *RAW_TOPICS])
     return 0
+
+
+RAW_TOPICS: list[str] = []  # the raw-produce baselines' topics, deleted after the run
+
+
+def kafka_topic(prefix: str) -> str:
+    return f"{prefix}croupier.events.{GAME}"
+
+
+def _delete_topics(bootstrap: str, topics: list[str]) -> None:
+    """Leave the broker as it was: a broker that piles up every run's topics (hundreds of
+    partitions) slows every client's metadata, and kafka-python's group membership with it."""
+    from kafka.admin import KafkaAdminClient
+
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="bench-cleanup")
+        try:
+            admin.delete_topics(topics)
+        finally:
+            admin.close()
+    except Exception as exc:  # a missing topic or a broker gone: nothing to keep
+        print(f"(cleanup: {exc})", file=sys.stderr)
 
 
 def _wait_ready(env, prefix, partitions, timeout=60):

@@ -17,7 +17,6 @@ import sys
 import time
 from collections import Counter
 
-import pytest
 from checks import check_audits, check_log, check_read_models, per_game_types, read_everything, read_one
 from fault_stack import PARTITIONS, SIGNING_KEY, FaultStack
 from harness import ROOT, wait_caught_up

@@ -11,6 +11,7 @@ import time
 import uuid
 
 import pytest
+from confluent_kafka import KafkaException
 from kafka import KafkaConsumer, TopicPartition
 
 from croupier.engine import registry
@@ -56,7 +57,7 @@ def test_a_fenced_writer_in_mid_transaction_never_takes_the_partition_back(kafka
 
     new = PartitionWriter(settings, topic, 0)  # a new owner: fences `old`, aborts its transaction
     try:
-        with pytest.raises(Exception) as refused:
+        with pytest.raises(KafkaException) as refused:
             producer.produce(topic, encode_record(stale[-1]), b"k", 0)
             producer.commit_transaction(10)
         assert isinstance(_error(refused.value, "commit"), WriterFenced), refused.value
@@ -98,7 +99,7 @@ def test_a_transaction_the_broker_aborted_fails_the_append_and_the_writer_stays_
         assert time.monotonic() < deadline, "the broker never aborted the timed-out transaction"
         time.sleep(0.5)
     try:
-        with pytest.raises(Exception):
+        with pytest.raises(KafkaException):
             producer.commit_transaction(10)
         writer.failed = True  # as append() marks it when its commit raises
         with pytest.raises(Exception, match="failed before"):

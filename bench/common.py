@@ -29,3 +29,34 @@ def write(name: str, data: dict) -> Path:
     data = {"benchmark": name, "machine": machine(), **data}
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path
+
+
+def stop(proc, timeout: float = 20) -> None:
+    """Terminate a child process (subprocess.Popen), killing it if it does not end in time."""
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def delete_topics(bootstrap: str, topics: list[str]) -> None:
+    """Delete a benchmark's topics, leaving the broker as it was: a broker that piles up every
+    run's topics (hundreds of partitions) slows every client's metadata, and kafka-python's
+    group membership with it (docs/operations.md, Troubleshooting). A topic that was never
+    created, or a broker gone, is nothing to keep."""
+    from confluent_kafka.admin import AdminClient
+
+    # The client must outlive the futures: a destroyed client cancels its requests.
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        futures = admin.delete_topics(topics, operation_timeout=30)
+    except Exception:  # noqa: BLE001
+        return
+    for future in futures.values():
+        try:
+            future.result()
+        except Exception:  # noqa: BLE001
+            pass

@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from common import RESULTS, write  # noqa: E402
+from common import RESULTS, delete_topics, write  # noqa: E402
 
 from croupier.engine import registry  # noqa: E402
 from croupier_gateway.launcher import Launcher, Process, free_port  # noqa: E402
@@ -361,12 +361,7 @@ def _cleanup(stack, prefix: str, games: list[str]) -> None:
         keys = list(r.scan_iter(match=f"{prefix}*", count=1000))
         for i in range(0, len(keys), 500):
             r.unlink(*keys[i:i + 500])
-    with contextlib.suppress(Exception):
-        from kafka.admin import KafkaAdminClient
-
-        admin = KafkaAdminClient(bootstrap_servers=stack.kafka_bootstrap, client_id="bench-cleanup")
-        admin.delete_topics([f"{prefix}croupier.events.{g}" for g in games])
-        admin.close()
+    delete_topics(stack.kafka_bootstrap, [f"{prefix}croupier.events.{g}" for g in games])
 
 
 if __name__ == "__main__":

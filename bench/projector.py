@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import write  # noqa: E402
+from common import delete_topics, stop, write  # noqa: E402
 
 GAME = "expeditions"
 TARGET = 20_000
@@ -250,11 +250,7 @@ def projector_service(kafka_settings, redis_url: str, key_prefix: str, total: in
         if server is not None:
             result["redis_cpu_ms_per_event"] = round((_redis_cpu(server) - rcpu0) * 1000 / max(total, 1), 4)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, 30)
     for key in r.scan_iter(match=f"{key_prefix}*", count=1000):
         r.delete(key)
     return result
@@ -308,15 +304,8 @@ def main(argv=None) -> int:
         r = redis.Redis.from_url(redis_url)
         for key in r.scan_iter(match=f"{prefix}*", count=1000):
             r.delete(key)
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
         # The service runs create every game type's topic under the bench's prefix.
-        for future in admin.delete_topics([kafka.topic(g) for g in registry.GAME_IDS]).values():
-            try:
-                future.result()
-            except Exception:  # noqa: BLE001 - a topic that was never created
-                pass
+        delete_topics(kafka.bootstrap, [kafka.topic(g) for g in registry.GAME_IDS])
     slower = min(consume_ck["events_per_s"], raw["events_per_s"])
     target = min(TARGET, slower / 2)
     results = {

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import write  # noqa: E402
+from common import delete_topics, stop, write  # noqa: E402
 
 GAME = "expeditions"
 ROOT = Path(__file__).resolve().parents[1]
@@ -369,35 +369,14 @@ def main(argv=None) -> int:
         path = write("rules", results)
         print(f"wrote {path}")
     finally:
-        server.terminate()
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        _delete_topics(kafka.bootstrap, [kafka_topic(prefix), *RAW_TOPICS])
+        stop(server)
+        delete_topics(kafka.bootstrap, [f"{prefix}croupier.events.{GAME}", *RAW_TOPICS])
     return 0
 
 
 RAW_TOPICS: list[str] = []  # the raw-produce baselines' topics, deleted after the run
 
 
-def kafka_topic(prefix: str) -> str:
-    return f"{prefix}croupier.events.{GAME}"
-
-
-def _delete_topics(bootstrap: str, topics: list[str]) -> None:
-    """Leave the broker as it was: a broker that piles up every run's topics (hundreds of
-    partitions) slows every client's metadata, and kafka-python's group membership with it."""
-    from kafka.admin import KafkaAdminClient
-
-    try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="bench-cleanup")
-        try:
-            admin.delete_topics(topics)
-        finally:
-            admin.close()
-    except Exception as exc:  # a missing topic or a broker gone: nothing to keep
-        print(f"(cleanup: {exc})", file=sys.stderr)
 
 
 def _wait_ready(env, prefix, partitions, timeout=60):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
 import signal
 import time
@@ -17,6 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from croupier.config import LogSettings
 from croupier.engine import registry
 from croupier.engine.codec import canonical_json
 from croupier.engine.contract import NOT_FOUND, Rejection
@@ -30,10 +30,6 @@ from croupier.rules.store import ensure_topic, partition_for
 from croupier.v1 import rules_pb2, rules_pb2_grpc
 
 log = structlog.get_logger("croupier.rules")
-
-# Whether a debug line per accepted command is wanted (CROUPIER_LOG_LEVEL=debug): checked once,
-# so the hot path does not build a log call that the level filters out anyway.
-_debug = os.environ.get("CROUPIER_LOG_LEVEL", "").lower() == "debug"
 
 COMMAND_TIMEOUT_S = 10.0
 OWNERS_REFRESH_S = 2.0
@@ -64,6 +60,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         self.metrics = metrics
         self.owners = owners  # callable partition -> advertised address or ""
         self._accepted: dict[str, tuple[Any, Any]] = {}
+        # A debug line per accepted command only at CROUPIER_LOG_LEVEL=debug: decided once, so
+        # the hot path does not build a log call that the level filters out anyway.
+        self._debug = LogSettings.from_env().level == "debug"
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -109,7 +108,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             rpc, (self.metrics.commands.labels(self.s.game, rpc, "accepted"), self.metrics.latency.labels(self.s.game, rpc)))
         accepted.inc()
         latency.observe(time.perf_counter() - started)
-        if _debug:
+        if self._debug:
             log.debug("command_accepted", game_id=game_id, command_id=command_id, rpc=rpc,
                       seq=outcome.last_seq, duplicate=outcome.duplicate)
         return rules_pb2.CommandResult(

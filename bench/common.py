@@ -60,3 +60,25 @@ def delete_topics(bootstrap: str, topics: list[str]) -> None:
             future.result()
         except Exception:  # noqa: BLE001
             pass
+
+
+def cpu_seconds(proc=None) -> float:
+    """User + system CPU seconds, every thread, of a psutil.Process (default: this one)."""
+    import psutil
+
+    t = (proc or psutil.Process()).cpu_times()
+    return t.user + t.system
+
+
+def listening_process(port: int):
+    """The process on this machine listening on a TCP port (a broker, a redis-server), to
+    charge its CPU to a benchmark; None when none can be seen."""
+    import psutil
+
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                return psutil.Process(conn.pid)
+    except (psutil.Error, OSError):
+        pass
+    return None

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import delete_topics, stop, write  # noqa: E402
+from common import cpu_seconds, delete_topics, listening_process, stop, write  # noqa: E402
 
 GAME = "expeditions"
 TARGET = 20_000
@@ -89,11 +89,11 @@ def raw_consume_kafka_python(bootstrap: str, topic: str, partitions: int, total:
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
     n = 0
-    cpu0, t0 = _cpu_s(), time.perf_counter()
+    cpu0, t0 = cpu_seconds(), time.perf_counter()
     while n < total:
         for records in consumer.poll(timeout_ms=500, max_records=5000).values():
             n += len(records)
-    result = _rates(n, time.perf_counter() - t0, _cpu_s() - cpu0)
+    result = _rates(n, time.perf_counter() - t0, cpu_seconds() - cpu0)
     consumer.close()
     return result
 
@@ -111,19 +111,12 @@ def _confluent_consumer(kafka_settings, topic: str, partitions: int):
 def raw_consume_confluent(kafka_settings, topic: str, partitions: int, total: int) -> dict:
     consumer = _confluent_consumer(kafka_settings, topic, partitions)
     n = 0
-    cpu0, t0 = _cpu_s(), time.perf_counter()
+    cpu0, t0 = cpu_seconds(), time.perf_counter()
     while n < total:
         n += sum(1 for m in consumer.consume(5000, 0.5) if m.error() is None)
-    result = _rates(n, time.perf_counter() - t0, _cpu_s() - cpu0)
+    result = _rates(n, time.perf_counter() - t0, cpu_seconds() - cpu0)
     consumer.close()
     return result
-
-
-def _cpu_s(proc=None) -> float:
-    import psutil
-
-    t = (proc or psutil.Process()).cpu_times()
-    return t.user + t.system
 
 
 def _redis_process(redis_url: str):
@@ -131,20 +124,11 @@ def _redis_process(redis_url: str):
     (None when it is elsewhere or cannot be seen)."""
     from urllib.parse import urlparse
 
-    import psutil
-
-    port = urlparse(redis_url).port or 6379
-    try:
-        for conn in psutil.net_connections(kind="tcp"):
-            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
-                return psutil.Process(conn.pid)
-    except (psutil.Error, OSError):
-        pass
-    return None
+    return listening_process(urlparse(redis_url).port or 6379)
 
 
 def _redis_cpu(proc) -> float:
-    return _cpu_s(proc) if proc is not None else 0.0
+    return cpu_seconds(proc) if proc is not None else 0.0
 
 
 def _rates(n: int, seconds: float, cpu_s: float, **extra) -> dict:
@@ -188,13 +172,13 @@ def projector_catch_up(kafka_settings, redis_url: str, prefix: str, topic: str, 
     server = _redis_process(redis_url)
     n = 0
     applied = 0
-    cpu0, rcpu0, t0 = _cpu_s(), _redis_cpu(server), time.perf_counter()
+    cpu0, rcpu0, t0 = cpu_seconds(), _redis_cpu(server), time.perf_counter()
     while n < total:
         batch = [m for m in consumer.consume(5000, 0.5) if m.error() is None]
         n += len(batch)
         if batch:
             applied += projector.fold(None, batch)
-    result = _rates(n, time.perf_counter() - t0, _cpu_s() - cpu0, applied=applied)
+    result = _rates(n, time.perf_counter() - t0, cpu_seconds() - cpu0, applied=applied)
     if server is not None:
         result["redis_cpu_ms_per_event"] = round((_redis_cpu(server) - rcpu0) * 1000 / max(n, 1), 4)
     consumer.close()
@@ -236,7 +220,7 @@ def projector_service(kafka_settings, redis_url: str, key_prefix: str, total: in
         else:
             raise RuntimeError(f"the projector from {tree} exited before serving (code {proc.wait()})")
         server = _redis_process(redis_url)
-        cpu0, rcpu0, t0 = _cpu_s(ps), _redis_cpu(server), time.perf_counter()
+        cpu0, rcpu0, t0 = cpu_seconds(ps), _redis_cpu(server), time.perf_counter()
         deadline = time.monotonic() + timeout_s
         while True:
             lag = {k.decode(): int(v) for k, v in r.hgetall(f"{key_prefix}projector:lag").items()}
@@ -246,7 +230,7 @@ def projector_service(kafka_settings, redis_url: str, key_prefix: str, total: in
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the projector from {tree} did not catch up: lag {lag}")
             time.sleep(0.05)
-        result = _rates(total, time.perf_counter() - t0, _cpu_s(ps) - cpu0, source=str(tree))
+        result = _rates(total, time.perf_counter() - t0, cpu_seconds(ps) - cpu0, source=str(tree))
         if server is not None:
             result["redis_cpu_ms_per_event"] = round((_redis_cpu(server) - rcpu0) * 1000 / max(total, 1), 4)
     finally:

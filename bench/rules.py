@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import delete_topics, stop, write  # noqa: E402
+from common import cpu_seconds, delete_topics, listening_process, stop, write  # noqa: E402
 
 GAME = "expeditions"
 ROOT = Path(__file__).resolve().parents[1]
@@ -247,22 +247,15 @@ class CpuMeter:
         out = {}
         for name, proc in self.processes.items():
             try:
-                t = proc.cpu_times()
-                out[name] = t.user + t.system
-            except Exception:
+                out[name] = cpu_seconds(proc)
+            except Exception:  # noqa: BLE001 - the process ended: it is left out
                 pass
         return out
 
 
 def broker_process(bootstrap: str):
     """The local broker's process (the one listening on the bootstrap port), or None."""
-    import psutil
-
-    port = int(bootstrap.split(",")[0].rsplit(":", 1)[1])
-    for conn in psutil.net_connections("tcp"):
-        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
-            return psutil.Process(conn.pid)
-    return None
+    return listening_process(int(bootstrap.split(",")[0].rsplit(":", 1)[1]))
 
 
 def kafka_baseline(bootstrap: str, seconds: float, batch: int, record: bytes) -> dict:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from kafka.errors import InvalidProducerEpochError, ProducerFencedError
 
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
@@ -369,9 +368,7 @@ class PartitionOwner:
 
 
 def _fenced(exc: BaseException) -> bool:
-    """A fenced writer: kafka-python raises ProducerFencedError once, and after that a
-    KafkaError saying it is "in an error state: ProducerFencedError". A produce refused with
-    INVALID_PRODUCER_EPOCH means the same (the Java client reports it as fenced too): a newer
-    writer of the partition took the epoch."""
-    return isinstance(exc, WriterFenced | ProducerFencedError | InvalidProducerEpochError) or any(
-        name in str(exc) for name in ("ProducerFenced", "InvalidProducerEpoch"))
+    """A fenced writer: the store's writer raises WriterFenced when librdkafka reports that a
+    newer writer of the partition took its transactional.id (_FENCED, PRODUCER_FENCED, or a
+    produce refused with INVALID_PRODUCER_EPOCH); every other error is retryable."""
+    return isinstance(exc, WriterFenced)

@@ -122,6 +122,34 @@ class LogSettings:
 
 
 @dataclass(frozen=True)
+class GcSettings:
+    """The cyclic garbage collector of a service process (croupier.runtime.tune_gc).
+
+    CPython's default thresholds (700, 10, 10) collect the young generation every ~700 net
+    allocations of container objects; a service with thousands of requests in flight keeps
+    that many alive at once, so it collected ~55 times a second and promoted live request
+    objects into the old generation, whose full collections took 100+ ms each on the
+    gateway (measured under `croupier loadtest`, docs/performance.md). Higher thresholds
+    make collections rarer; the objects alive after start-up are frozen out of them.
+    ``CROUPIER_GC_THRESHOLD=700,10,10`` restores CPython's defaults; ``0`` turns automatic
+    collection off (not recommended: reference cycles would then never be freed)."""
+
+    threshold: tuple[int, int, int] = (20_000, 20, 20)
+    freeze: bool = True
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> GcSettings:
+        env = Env(environ)
+        raw = env.str("GC_THRESHOLD", ",".join(map(str, cls.threshold))).strip()
+        parts = [p.strip() for p in raw.split(",")]
+        if raw == "0":
+            parts = ["0", "0", "0"]
+        if len(parts) != 3 or not all(p.isdigit() for p in parts) or any(int(p) > 10_000_000 for p in parts):
+            raise env._fail("GC_THRESHOLD", raw, "three integers gen0,gen1,gen2 (e.g. 20000,20,20), or 0 for off")
+        return cls(threshold=(int(parts[0]), int(parts[1]), int(parts[2])), freeze=env.bool("GC_FREEZE", True))
+
+
+@dataclass(frozen=True)
 class KafkaSettings:
     """Where clients find Kafka."""
 

@@ -64,3 +64,46 @@ def test_settings_are_frozen() -> None:
     s = StackSettings.from_env({})
     with pytest.raises(AttributeError):
         s.kafka_port = 1  # type: ignore[misc]
+
+
+def test_gc_settings_from_the_environment() -> None:
+    from croupier.config import GcSettings
+
+    assert GcSettings.from_env({}) == GcSettings(threshold=(20_000, 20, 20), freeze=True)
+    assert GcSettings.from_env({"CROUPIER_GC_THRESHOLD": "700, 10, 10", "CROUPIER_GC_FREEZE": "no"}) == \
+        GcSettings(threshold=(700, 10, 10), freeze=False)
+    assert GcSettings.from_env({"CROUPIER_GC_THRESHOLD": "0"}).threshold == (0, 0, 0)
+    for bad in ("700,10", "a,b,c", "-1,10,10", "99999999,1,1"):
+        with pytest.raises(ConfigError, match="CROUPIER_GC_THRESHOLD"):
+            GcSettings.from_env({"CROUPIER_GC_THRESHOLD": bad})
+
+
+def test_tune_gc_sets_the_thresholds_and_freezes_what_start_up_made() -> None:
+    import gc
+
+    from croupier.config import GcSettings
+    from croupier.runtime import tune_gc
+
+    before, enabled = gc.get_threshold(), gc.isenabled()
+    try:
+        tune_gc(GcSettings(threshold=(12_345, 7, 3), freeze=True))
+        assert gc.get_threshold() == (12_345, 7, 3) and gc.isenabled()
+        assert gc.get_freeze_count() > 0
+        tune_gc(GcSettings(threshold=(0, 0, 0), freeze=False))
+        assert not gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+        (gc.enable if enabled else gc.disable)()
+
+
+def test_a_service_with_a_bad_gc_setting_says_so_and_exits_2() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CROUPIER_GC_THRESHOLD": "lots"}
+    out = subprocess.run([sys.executable, "-m", "croupier.cli.main", "serve", "projector"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "CROUPIER_GC_THRESHOLD='lots' is not valid" in out.stderr

@@ -27,10 +27,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _configure_logging() -> None:
-    from croupier.config import LogSettings
+    """Logging, then the garbage collector (croupier.runtime): the last step before a
+    service's loop starts, so that start-up's objects are frozen out of collections."""
+    from croupier.config import ConfigError, LogSettings
     from croupier.log import configure
+    from croupier.runtime import tune_gc
 
-    configure(LogSettings.from_env(default_format="json"))
+    try:
+        configure(LogSettings.from_env(default_format="json"))
+        tune_gc()
+    except ConfigError as exc:
+        print(f"croupier serve: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

@@ -20,6 +20,8 @@ from croupier.rules.settings import KafkaSettings, RulesSettings
 from croupier.rules.store import ensure_topic, partition_for
 
 GAME = "journey"
+# The busy cluster: throwaway topics (deleted after the test), and how many replicas start in turn.
+EXTRA_TOPICS, EXTRA_PARTITIONS, STARTS = 40, 20, 6
 
 
 async def until(check, timeout: float, what: str) -> None:
@@ -32,8 +34,8 @@ async def until(check, timeout: float, what: str) -> None:
 
 @pytest.mark.integration
 def test_a_membership_whose_poll_stops_returning_is_replaced_and_serving_goes_on(kafka, redis_url, monkeypatch):
-    # The fault, injected into a real consumer: its poll never returns again (as kafka-python
-    # 3.0's did under load, waiting for its I/O thread after a group join).
+    # The fault, injected into a real (librdkafka) consumer: its poll never returns again (as
+    # kafka-python 3.0's did under load, waiting for its I/O thread after a group join).
     monkeypatch.setattr(replica_mod, "MEMBERSHIP_STALL_S", 3.0)
     monkeypatch.setattr(replica_mod, "MEMBERSHIP_CHECK_S", 0.5)
     prefix = f"t{uuid.uuid4().hex[:10]}."
@@ -52,12 +54,14 @@ def test_a_membership_whose_poll_stops_returning_is_replaced_and_serving_goes_on
             await until(lambda: len(replica.ready_partitions()) == parts, 90, "the replica serves every partition")
             first = replica.membership
             before = list(replica.owners.values())
-            first.consumer.poll = lambda *args, **kwargs: stuck.wait()
+            first.consumer.poll = lambda *args, **kwargs: stuck.wait() and None
             await until(lambda: replica.membership is not first, 30, "the stalled membership is replaced")
             assert first.abandoned
             # Served by owners taken for the new membership: the old ones still read as ready
             # until the new member's assignment arrives and releases them.
-            await until(lambda: replica.membership.consumer.assignment()
+            # (replica.assigned is what the new member's thread read from its consumer: only
+            # that thread may call the consumer.)
+            await until(lambda: replica.assigned == frozenset(range(parts))
                         and len(replica.ready_partitions()) == parts
                         and not any(owner in before for owner in replica.owners.values()), 90,
                         "the new member is assigned every partition and serves it")
@@ -78,3 +82,37 @@ def test_a_membership_whose_poll_stops_returning_is_replaced_and_serving_goes_on
             await replica.close()
 
     asyncio.run(main())
+
+
+@pytest.mark.integration
+def test_replicas_join_a_busy_cluster_without_their_membership_stalling(kafka, redis_url, create_topic):
+    # The cluster holds 800 partitions of other topics. With the membership on kafka-python,
+    # about half of the replica starts against such a broker stalled right after joining
+    # (until the watchdog replaced the membership, 30 s later), and this test failed (a
+    # later start never served its partitions within 120 s). Each start here must own its
+    # partitions with the membership it started with.
+    for _ in range(EXTRA_TOPICS):
+        create_topic(partitions=EXTRA_PARTITIONS)
+    prefix = f"t{uuid.uuid4().hex[:10]}."
+    settings = RulesSettings(game=GAME, redis_url=redis_url, key_prefix=prefix,
+                             kafka=KafkaSettings(bootstrap=kafka, topic_prefix=prefix, partitions=4))
+    host = TableHost(registry.get(GAME))
+    topic = settings.kafka.topic(GAME)
+    replaced = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        parts = await loop.run_in_executor(None, ensure_topic, settings.kafka, topic)
+        for _ in range(STARTS):
+            replica = Replica(settings, host, topic, parts)
+            replica.start()
+            first = replica.membership
+            try:
+                await until(lambda r=replica: len(r.ready_partitions()) == parts, 120, "the replica serves every partition")
+                replaced.append(replica.membership is not first)
+            finally:
+                await replica.close()
+
+    asyncio.run(main())
+    assert replaced == [False] * STARTS, f"memberships replaced by the watchdog: {replaced}"
+

@@ -19,10 +19,7 @@ croupier.log routes to the service's stream at WARNING and above), never raw to 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
-
-from confluent_kafka import Consumer
 
 from croupier.rules.settings import KafkaSettings
 
@@ -57,20 +54,3 @@ def consumer_config(kafka: KafkaSettings, *, client_id: str, group_id: str | Non
         conf["group.id"] = f"{client_id}-unjoined"
     conf.update(extra)
     return conf
-
-
-def wait_for_partitions(consumer: Consumer, topic: str, timeout_s: float = 30.0) -> int:
-    """Until this client's metadata knows the topic's partitions."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            meta = consumer.list_topics(topic, timeout=max(0.5, min(5.0, deadline - time.monotonic())))
-            found = meta.topics.get(topic)
-            if found is not None and found.error is None and found.partitions:
-                return len(found.partitions)
-        except Exception:  # noqa: BLE001 - the broker is not answering yet: ask again
-            pass
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no metadata for topic {topic} after {timeout_s} s")
-        time.sleep(0.2)
-

@@ -23,11 +23,11 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 from croupier.engine import registry
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import OVER, TableHost, TableState
-from croupier.projector.confluent import consumer_config, wait_for_partitions
+from croupier.projector.confluent import consumer_config
 from croupier.projector.keys import Keys
 from croupier.projector.models import Flush, ReadModels
 from croupier.rules.settings import KafkaSettings, env_int, env_str, redis_url_from_env
-from croupier.rules.store import decode_record, ensure_topic
+from croupier.rules.store import decode_record, ensure_topic, wait_for_partitions
 
 log = structlog.get_logger("croupier.projector")
 

@@ -1,8 +1,8 @@
 """A replica of one game type's rules service: group membership and its partitions.
 
 The replicas of a game type form one Kafka consumer group over the type's topic; the group
-hands each partition to one replica. The consumer is used for membership only (its
-partitions stay paused). On assignment a replica fences the partition's previous writer
+hands each partition to one replica (cooperative-sticky: a rebalance moves as few as it
+can). The consumer (librdkafka's) is used for membership only: its partitions stay paused. On assignment a replica fences the partition's previous writer
 (init_transactions), reads the partition's committed events, and then serves its games.
 On revocation it stops at once. Partitions it held before keep their games in memory, so
 getting one back only reads what others appended meanwhile.
@@ -17,16 +17,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import structlog
-from kafka import KafkaConsumer
-from kafka.consumer.subscription_state import ConsumerRebalanceListener
-from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
-from kafka.coordinator.base import MemberState
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import TableHost
 from croupier.rules.partition import LOST, READY, PartitionOwner
 from croupier.rules.settings import RulesSettings
-from croupier.rules.store import PartitionWriter, read_partition, wait_for_partitions
+from croupier.rules.store import RDKAFKA_LOG, PartitionWriter, rdkafka_detail, read_partition, wait_for_partitions
 
 log = structlog.get_logger("croupier.rules")
 
@@ -39,43 +36,31 @@ def _close_quietly(consumer) -> None:
     except Exception:
         pass
 
-# A poll waits at most ~200 ms, or up to 5 s between tries while the broker is away.
+# A poll waits at most ~200 ms, or up to 5 s between tries after it raised.
 MEMBERSHIP_STALL_S = 30.0
 
 
-class _Listener(ConsumerRebalanceListener):
-    """The callbacks only stop commands at once (revoked) and pause fetching (assigned);
-    what the replica serves follows the consumer's assignment (see Membership.run)."""
+class _MembershipConsumer(Consumer):
+    """librdkafka's consumer as a Python class (confluent-kafka's own type has no instance
+    attributes): tests/integration/test_rules_membership.py replaces its poll to inject a
+    stall."""
 
-    def __init__(self, membership: "Membership"):
-        self.m = membership
 
-    def on_partitions_revoked(self, revoked):
-        if self.m.abandoned:
-            return
-        gone = {tp.partition for tp in revoked if tp.topic == self.m.topic}
-        # A reconcile still queued for an older assignment must not take these any more.
-        self.m.replica.assigned = self.m.replica.assigned - gone
-        for p in gone:
-            owner = self.m.replica.owners.get(p)
-            if owner is not None:
-                owner.status = LOST  # an append under way is fenced by the next owner anyway
-        if gone:
-            # The group may give the same partitions straight back (a rebalance after the
-            # broker restarted does): the assignment then looks unchanged, and without this
-            # the partitions marked lost here were never taken again (every command to them
-            # was refused as unavailable for good).
-            self.m.replica.dirty = True
-
-    def on_partitions_assigned(self, assigned):
-        if self.m.abandoned:
-            return
-        mine = [tp for tp in assigned if tp.topic == self.m.topic]
-        if mine:
-            self.m.consumer.pause(*mine)
+def _membership_error(err: KafkaError) -> None:
+    """librdkafka's error_cb: a broker away or a connection lost, which it retries itself."""
+    log.warning("membership_kafka_error", code=err.name(), error=err.str(), fatal=err.fatal())
 
 
 class Membership(threading.Thread):
+    """The replica's member of the group, on librdkafka (confluent-kafka). Only this thread
+    touches the consumer: confluent-kafka serializes calls on a consumer, and a call from
+    another thread can wait behind its polls for good.
+
+    The assignment is cooperative-sticky: a rebalance revokes only the partitions that move
+    (on_revoke), and a partition is handed to its new member only after its old member gave
+    it up, so the partitions the consumer holds are always the replica's to serve.
+    librdkafka heartbeats from its own thread: a slow poll does not lose the group."""
+
     def __init__(self, replica: "Replica", loop: asyncio.AbstractEventLoop):
         super().__init__(name="membership", daemon=True)
         self.replica = replica
@@ -88,20 +73,77 @@ class Membership(threading.Thread):
         # abandoned membership that wakes up again changes nothing.
         self.progress = time.monotonic()
         self.abandoned = False
-        self.consumer = KafkaConsumer(
-            bootstrap_servers=s.kafka.bootstrap,
-            group_id=f"croupier-rules.{self.topic}",
-            client_id=f"croupier-rules-{s.game}",
-            enable_auto_commit=False,
-            isolation_level="read_committed",
-            session_timeout_ms=s.kafka.session_timeout_ms,
-            heartbeat_interval_ms=s.kafka.heartbeat_interval_ms,
-            max_poll_interval_ms=300000,
-            partition_assignment_strategy=(StickyPartitionAssignor,),
-            metadata_max_age_ms=5000,
-        )
-        wait_for_partitions(self.consumer, self.topic)
-        self.consumer.subscribe([self.topic], listener=_Listener(self))
+        # Between a revocation and the end of its rebalance (the next on_assign, which
+        # librdkafka calls at the end of every cooperative rebalance, with no partition if
+        # none is added) the group is not stable: no reconcile is scheduled then.
+        self._rebalancing = False
+        self._paused: set[tuple[str, int]] = set()
+        self.consumer = _MembershipConsumer({
+            "bootstrap.servers": s.kafka.bootstrap,
+            "group.id": f"croupier-rules.{self.topic}",
+            "client.id": f"croupier-rules-{s.game}",
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "isolation.level": "read_committed",
+            # Never read: the partitions are paused as they are assigned; were one fetched
+            # anyway, it would start at the end, not at the partition's history.
+            "auto.offset.reset": "latest",
+            "session.timeout.ms": s.kafka.session_timeout_ms,
+            "heartbeat.interval.ms": s.kafka.heartbeat_interval_ms,
+            "max.poll.interval.ms": 300000,
+            "partition.assignment.strategy": "cooperative-sticky",
+            "topic.metadata.refresh.interval.ms": 5000,
+            "logger": RDKAFKA_LOG,
+            "error_cb": _membership_error,
+        })
+        try:
+            wait_for_partitions(self.consumer, self.topic)
+            self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                    on_lost=self._on_lost)
+        except BaseException:
+            _close_quietly(self.consumer)
+            raise
+
+    # The callbacks run in poll (or close), on this thread. They only stop commands at once
+    # (revoked, lost) and pause what is assigned; what the replica serves follows the
+    # consumer's assignment (see run).
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        consumer.incremental_assign(partitions)
+        if partitions:
+            consumer.pause(partitions)  # membership only: never fetched
+            self._paused.update((tp.topic, tp.partition) for tp in partitions)
+        self._rebalancing = False
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._rebalancing = True
+        self._give_up(partitions)
+        consumer.incremental_unassign(partitions)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # The group went on without us (a session that expired while the broker was away):
+        # others may hold these already. librdkafka rejoins by itself.
+        self._rebalancing = True
+        self._give_up(partitions)
+        consumer.incremental_unassign(partitions)
+
+    def _give_up(self, partitions: list[TopicPartition]) -> None:
+        self._paused.difference_update((tp.topic, tp.partition) for tp in partitions)
+        if self.abandoned:
+            return
+        gone = {tp.partition for tp in partitions if tp.topic == self.topic}
+        # A reconcile still queued for an older assignment must not take these any more.
+        self.replica.assigned = self.replica.assigned - gone
+        for p in gone:
+            owner = self.replica.owners.get(p)
+            if owner is not None:
+                owner.status = LOST  # an append under way is fenced by the next owner anyway
+        if gone:
+            # The group may give the same partitions straight back (a rebalance after the
+            # broker restarted does): the assignment then looks unchanged, and without this
+            # the partitions marked lost here were never taken again (every command to them
+            # was refused as unavailable for good).
+            self.replica.dirty = True
 
     def run(self) -> None:
         last: frozenset[int] | None = None
@@ -110,25 +152,27 @@ class Membership(threading.Thread):
         try:
             while not self._stopping.is_set():
                 try:
-                    self.consumer.poll(timeout_ms=200)
+                    msg = self.consumer.poll(0.2)
                     self.progress = time.monotonic()
                     failures = 0
+                    if msg is not None and msg.error() is not None:
+                        log.warning("membership_kafka_error", code=msg.error().name(), error=msg.error().str())
+                    assignment = self.consumer.assignment()
+                    unpaused = [tp for tp in assignment if (tp.topic, tp.partition) not in self._paused]
+                    if unpaused:
+                        self.consumer.pause(unpaused)
+                        self._paused.update((tp.topic, tp.partition) for tp in unpaused)
                 except Exception as exc:
-                    # The broker is away (a restart): keep trying. A thread that ended here
-                    # would leave the replica serving partitions the group no longer gives
-                    # it, and never taking any again.
+                    # librdkafka reconnects by itself while the broker is away; whatever
+                    # else fails here: keep trying. A thread that ended here would leave
+                    # the replica serving partitions the group no longer gives it, and
+                    # never taking any again.
                     failures += 1
                     self.progress = time.monotonic()
-                    log.warning("membership_poll_failed", error=str(exc), failures=failures)
+                    log.warning("membership_poll_failed", error=rdkafka_detail(exc), failures=failures)
                     self._stopping.wait(min(0.2 * 2 ** min(failures, 5), 5.0))
                     continue
-                assignment = self.consumer.assignment()
-                paused = set(self.consumer.paused())
-                unpaused = [tp for tp in assignment if tp not in paused]
-                if unpaused:
-                    self.consumer.pause(*unpaused)
-                coordinator = getattr(self.consumer, "_coordinator", None)
-                if coordinator is not None and coordinator.state != MemberState.STABLE:
+                if self._rebalancing:
                     continue
                 desired = frozenset(tp.partition for tp in assignment if tp.topic == self.topic)
                 if self.abandoned:
@@ -143,11 +187,9 @@ class Membership(threading.Thread):
         except Exception as exc:
             log.error("membership_failed", error=str(exc))
         finally:
-            try:
-                # Leaving the group hands our partitions over at once (graceful shutdown).
-                self.consumer.close()
-            except Exception:
-                pass
+            # Leaving the group hands our partitions over at once (graceful shutdown); the
+            # revocation runs our on_revoke from close().
+            _close_quietly(self.consumer)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -188,11 +230,11 @@ class Replica:
         self._watchdog = asyncio.create_task(self._watch_membership(), name="membership-watchdog")
 
     async def _watch_membership(self) -> None:
-        """Replace a membership whose consumer poll has stopped returning. kafka-python 3.0
-        can leave poll() waiting for good on its I/O thread after a group join under heavy
-        load (seen in py-spy: the membership thread in ensure_coordinator_ready, the broker
-        expiring the member 6 s after giving it the partitions); the replica then never
-        took a partition. A new consumer joins the group afresh."""
+        """Replace a membership whose consumer poll has stopped returning (its thread stuck
+        in a callback, say): the replica would never follow the group again, while
+        librdkafka's own thread kept heartbeating for it until max.poll.interval.ms. A new
+        consumer joins the group afresh. (kafka-python 3.0, the membership's first client,
+        did leave its poll waiting for good after a join under load.)"""
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(MEMBERSHIP_CHECK_S)
@@ -215,6 +257,12 @@ class Replica:
             threading.Thread(target=_close_quietly, args=(old.consumer,), name="close-stalled-membership",
                              daemon=True).start()
             self.membership = fresh
+            # The old consumer's partitions go back to the group as it closes (or when the
+            # broker expires it), maybe to another replica: stop commands to them at once.
+            # The new member's assignment takes them again (fencing, then reading the log).
+            self.assigned = frozenset()
+            for owner in self.owners.values():
+                owner.status = LOST
             self.dirty = True
             fresh.start()
             log.info("membership_restarted")

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Iterator
 
+from confluent_kafka import Consumer as ConfluentConsumer
 from confluent_kafka import KafkaError as ConfluentError
 from confluent_kafka import KafkaException as ConfluentException
 from confluent_kafka import Producer as ConfluentProducer
@@ -28,8 +29,9 @@ from croupier.rules.settings import KafkaSettings
 # How long a transaction's commit (or abort) may take before the append counts as failed.
 FINISH_TIMEOUT_MS = 15000
 
-# librdkafka's own log lines (broker down, reconnects) go to Python logging, not stderr.
-_RDKAFKA_LOG = logging.getLogger("croupier.rdkafka")
+# librdkafka's own log lines (broker down, reconnects) of the rules service's clients (the
+# writers and the group membership) go to Python logging, not stderr.
+RDKAFKA_LOG = logging.getLogger("croupier.rdkafka")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -81,13 +83,18 @@ def topic_partitions(settings: KafkaSettings, topic: str, timeout_s: float = 30.
         consumer.close()
 
 
-def wait_for_partitions(consumer: KafkaConsumer, topic: str, timeout_s: float = 30.0) -> int:
-    """Until this client's metadata knows the topic's partitions."""
+def wait_for_partitions(consumer: ConfluentConsumer, topic: str, timeout_s: float = 30.0) -> int:
+    """Until this (librdkafka) client's metadata knows the topic's partitions: a consumer that
+    joins its group before that may be assigned nothing until its next metadata refresh."""
     deadline = time.monotonic() + timeout_s
     while True:
-        parts = consumer.partitions_for_topic(topic)
-        if parts:
-            return len(parts)
+        try:
+            meta = consumer.list_topics(topic, timeout=max(0.5, min(5.0, deadline - time.monotonic())))
+            found = meta.topics.get(topic)
+            if found is not None and found.error is None and found.partitions:
+                return len(found.partitions)
+        except Exception:  # noqa: BLE001 - the broker is not answering yet: ask again
+            pass
         if time.monotonic() > deadline:
             raise TimeoutError(f"no metadata for topic {topic} after {timeout_s} s")
         time.sleep(0.2)
@@ -139,7 +146,7 @@ class PartitionWriter:
             "retry.backoff.ms": 2,
             "retry.backoff.max.ms": 100,
             "socket.timeout.ms": min(10000, transaction_timeout_ms),
-            "logger": _RDKAFKA_LOG,
+            "logger": RDKAFKA_LOG,
         })
         # Fences every earlier producer of this partition and aborts its open transaction.
         try:
@@ -197,8 +204,13 @@ def _error(exc: BaseException, what: str) -> Exception:
     err = exc.args[0] if exc.args and isinstance(exc.args[0], ConfluentError) else None
     if err is not None and err.code() in _FENCED_CODES:
         return WriterFenced(f"{what}: {err.str()}")
-    detail = err.str() if err is not None else str(exc)
-    return KafkaError(f"{what} failed: {detail}")
+    return KafkaError(f"{what} failed: {rdkafka_detail(exc)}")
+
+
+def rdkafka_detail(exc: BaseException) -> str:
+    """What a librdkafka exception says (its KafkaError's text), or the exception's own text."""
+    err = exc.args[0] if exc.args and isinstance(exc.args[0], ConfluentError) else None
+    return err.str() if err is not None else str(exc)
 
 
 def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start: int = 0,

@@ -116,6 +116,8 @@ async def play_seat(client: Client, game_id: str, seat: int, token: str, bot_nam
         if pause:
             await asyncio.sleep(pause)
         action = bot(update.view, update.actions, rng)
+        if action is None:
+            return  # the bot waits (its vote stands): the next update asks again
         command_id = uuid.uuid4().hex
         for attempt in range(20):
             try:

@@ -99,6 +99,8 @@ async def play(url: str, *, game: str | None, table: str | None, seat: int | Non
                         for i, action in enumerate(update.actions, 1):
                             print(f"  {i:>3}. {describe_action(action)}", file=out)
                         action = await choose(update, picker, rng, inp, out)
+                        if action is WAIT:
+                            continue
                         if action is None:
                             print("bye", file=out)
                             return 0
@@ -126,9 +128,16 @@ async def play(url: str, *, game: str | None, table: str | None, seat: int | Non
         await client.close()
 
 
-async def choose(update: Update, picker, rng, inp: TextIO, out: TextIO) -> dict | None:
+WAIT: Any = object()  # choose(): the bot keeps its standing choice; wait for the next update
+
+
+async def choose(update: Update, picker, rng, inp: TextIO, out: TextIO) -> Any:
+    """The action to send; None to quit; WAIT when the seat's bot waits."""
     if picker is not None:
         action = picker(update.view, update.actions, rng)
+        if action is None:
+            print("  -> (waits: its choice stands)", file=out)
+            return WAIT
         print(f"  -> {describe_action(action)}", file=out)
         return dict(action)
     while True:

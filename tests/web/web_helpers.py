@@ -188,6 +188,9 @@ async def play_seat(sp: SeatPage, deadline: float, snapshot_every: int = 0) -> N
             await sp.page.screenshot(path=str(sp.shot[1]), full_page=True)
         actions = [b["action"] for b in st["buttons"]]
         choice = sp.bot(st["view"], actions, sp.rng)
+        if choice is None:  # the bot waits (its vote stands): act again on a later version
+            sp.acted = st["version"]
+            continue
         chosen = next(b for b in st["buttons"] if canon(b["action"]) == canon(choice))
         try:
             target = chosen["target"]

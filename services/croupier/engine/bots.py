@@ -2,6 +2,12 @@
 
 A bot is a function (view, legal_actions_as_wire_dicts, rng) -> one of the actions, with
 `rng` an injected random.Random. The same bots play in process, in load tests and in demos.
+
+A bot may return None instead: "nothing to do now, wait for the next update". It is for a
+seat that may act but need not, such as a delve adventurer whose cast vote stands (casting
+it again appends an event and moves the version on, and through the gateway every such
+move made the other seats' pending choices stale: a vote could be held up for many rounds).
+Whoever drives bots then lets another seat act, or the game's deadline pass.
 """
 
 from __future__ import annotations

@@ -62,11 +62,21 @@ def record(spec: GameSpec, seats: int, seed: int, options: dict | None = None, b
             now = max(now, deadline)
             command = Tick(now=now)
         else:
-            seat = to_act[0] if len(to_act) == 1 else rng.choice(list(to_act))
-            legal = table.host.legal_actions(state, seat)
-            wire_legal = [table.host.encode_action(a) for a in legal]
-            choice = play(table.host.view(state, seat), wire_legal, rng)
-            command = legal[wire_legal.index(choice)]
+            first = to_act[0] if len(to_act) == 1 else rng.choice(list(to_act))
+            command = None
+            # A bot may wait (None, croupier.engine.bots): then another seat moves, or time passes.
+            for seat in [first, *(s for s in to_act if s != first)]:
+                legal = table.host.legal_actions(state, seat)
+                wire_legal = [table.host.encode_action(a) for a in legal]
+                choice = play(table.host.view(state, seat), wire_legal, rng) if legal else None
+                if choice is not None:
+                    command = legal[wire_legal.index(choice)]
+                    break
+            if command is None:
+                if deadline is None:
+                    raise RuntimeError(f"{spec.id}: every seat to act waits and no deadline is set")
+                now = max(now, deadline)
+                command = Tick(now=now)
         envs = table.handle(command, now=now)
         lines.append(_line({"seat": command.seat, "command": table.host.commands.encode(command), "now": now}, envs, table))
     return lines

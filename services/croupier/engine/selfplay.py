@@ -109,6 +109,19 @@ def table_seed(seed: int, index: int, game_id: str) -> str:
     return hashlib.sha256(f"croupier-selfplay|{game_id}|{seed}|{index}".encode()).hexdigest()
 
 
+def _another_seat(host, state, to_act, waiting: int, bots, rng):
+    """The first other seat to act whose bot does not wait: (seat, legal, wire, choice)."""
+    for seat in to_act:
+        if seat == waiting:
+            continue
+        legal = host.legal_actions(state, seat)
+        wire = [host.encode_action(a) for a in legal]
+        choice = bots[seat](host.view(state, seat), wire, rng) if legal else None
+        if choice is not None:
+            return seat, legal, wire, choice
+    return None
+
+
 def play_one(
     spec: GameSpec,
     *,
@@ -175,6 +188,16 @@ def play_one(
             _check_others_refused(host, state, to_act, legal[0], now, fail)
         wire = [host.encode_action(a) for a in legal]
         choice = bots[seat](host.view(state, seat), wire, rng)
+        if choice is None:
+            # This seat waits (croupier.engine.bots): another seat to act moves, or time passes.
+            picked = _another_seat(host, state, to_act, seat, bots, rng)
+            if picked is None:
+                if deadline is None:
+                    fail("every seat to act waits and no deadline is set: the table is stuck")
+                    break
+                now = max(now, deadline)
+                continue
+            seat, legal, wire, choice = picked
         try:
             index_of = wire.index(choice)
         except ValueError:

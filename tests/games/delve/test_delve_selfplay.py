@@ -4,6 +4,8 @@ re-derive from the seed)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from croupier.engine.selfplay import selfplay
@@ -67,3 +69,51 @@ def test_every_event_of_a_game_has_words():
             assert text and text != type(event).__name__
             names.add(env.type)
     assert {"ExpeditionStarted", "DiceRolled", "RouteChosen"} <= names
+
+
+def test_the_heuristic_bot_lets_its_cast_vote_stand_instead_of_casting_it_again():
+    # Casting the same vote again appends an event; through the gateway every such event made
+    # the other seats' pending choices stale, and a two-seat vote could be held up for many
+    # rounds. A seat whose vote stands now waits (None) until the vote closes.
+    from croupier.engine.table import TableHost
+    from croupier.games.delve import commands as C
+    from croupier.games.delve.bots import heuristic
+
+    from delve_helpers import new, run
+
+    host = TableHost(SPEC)
+    st = new(seats=2)
+
+    def ask(state, seat):
+        legal = [host.encode_action(a) for a in SPEC.legal_actions(state, seat)]
+        return heuristic({"game": SPEC.view(state, seat)}, legal, random.Random(0)), legal
+
+    first, legal = ask(st, 0)
+    assert first in legal and first["type"] == "Vote"
+    st, _ = run(st, C.Vote(seat=0, slot=first["slot"]))
+    assert 0 in SPEC.to_act(st)  # may still change its vote ...
+    again, legal = ask(st, 0)
+    assert again is None and legal  # ... but keeps it
+    other, _ = ask(st, 1)
+    assert other is not None and other["type"] == "Vote"  # the seat that has not voted votes
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_heuristic_tables_never_cast_a_standing_vote_again(seats):
+    from croupier.engine.selfplay import SelfplayReport, play_one
+
+    report = SelfplayReport(game=SPEC.id)
+    table = play_one(SPEC, seats=seats, seat_bots=["heuristic"] * seats, options=SPEC.parse_options({}), seed=5,
+                     index=0, report=report, verify=False)
+    assert report.errors == [] and report.finished == 1
+    standing: dict[int, int] = {}
+    casts = 0
+    for env in table.log.read(table.game_id):
+        if env.type in ("VoteOpened", "VoteRestarted"):
+            standing = {}
+        elif env.type == "VoteCast":
+            seat, slot = env.payload["seat"], env.payload["slot"]
+            assert standing.get(seat) != slot, f"seat {seat} cast its standing vote again"
+            standing[seat] = slot
+            casts += 1
+    assert casts > 0

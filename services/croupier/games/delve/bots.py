@@ -194,16 +194,19 @@ def _route_score(g, me, slot: int) -> float:
 
 
 def _vote(g, me, legal):
+    """The best route by _route_score; once this seat has voted, its vote stands and the bot
+    waits (None, see croupier.engine.bots): casting the same vote again would change nothing
+    but the version."""
     mine = g["vote"]["votes"][g["you"]] if g.get("vote") else -1
-    best = max(legal, key=lambda a: (_route_score(g, me, a["slot"]), -a["slot"]))
-    if mine >= 0:
-        keep = _find(legal, "Vote", slot=mine)
-        if keep is not None:
-            return keep
-    return best
+    if mine >= 0 and _find(legal, "Vote", slot=mine) is not None:
+        return WAIT
+    return max(legal, key=lambda a: (_route_score(g, me, a["slot"]), -a["slot"]))
 
 
-def heuristic(view: Mapping[str, Any], legal: Sequence[Mapping[str, Any]], rng: Any) -> Mapping[str, Any]:
+WAIT = object()  # _vote's "keep my vote": heuristic() answers None for it
+
+
+def heuristic(view: Mapping[str, Any], legal: Sequence[Mapping[str, Any]], rng: Any) -> Mapping[str, Any] | None:
     g = view["game"]
     me = g["players"][g["you"]]
     types = {a["type"] for a in legal}
@@ -221,4 +224,6 @@ def heuristic(view: Mapping[str, Any], legal: Sequence[Mapping[str, Any]], rng: 
         choice = _camp(g, me, legal)
     else:
         choice = None
+    if choice is WAIT:
+        return None
     return choice if choice is not None else legal[0]

@@ -419,7 +419,7 @@ class Worker:
             if slots:
                 await self.all_warm.wait()
             warm = {"moves": self.warm_moves, "seconds": round(time.monotonic() - warm_started, 3),
-                    "errors": sum(self.tally.errors.values())}
+                    "errors": sum(self.tally.errors.values()), "errors_by_kind": dict(self.tally.errors)}
             self.out.put({"type": "ready", "worker": self.index, "warm": warm})
             if go is not None:
                 await asyncio.get_running_loop().run_in_executor(None, go.wait)
@@ -537,7 +537,12 @@ def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
     if warm:
         moves = sum(w["moves"] for w in warm)
         seconds = round(time.monotonic() - warm_started, 3)
-        cfg_warm = {"moves": moves, "seconds": seconds, "errors": sum(w["errors"] for w in warm)}
+        kinds: dict[str, int] = {}
+        for w in warm:
+            for kind, n in w.get("errors_by_kind", {}).items():
+                kinds[kind] = kinds.get(kind, 0) + n
+        cfg_warm = {"moves": moves, "seconds": seconds, "errors": sum(w["errors"] for w in warm),
+                    "errors_by_kind": kinds}
         if cfg.progress:
             print(f"stagger: {moves} warm-up moves in {seconds:g} s; the measured run starts now", file=sys.stderr,
                   flush=True)
@@ -761,7 +766,8 @@ def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
     if report.get("stagger"):
         w = report["stagger"]
         line(f"  stagger     {w['moves']:,} warm-up moves in {w['seconds']:g} s before the run (not measured; "
-             f"{w['errors']} error(s))")
+             f"{w['errors']} error(s){': ' if w.get('errors_by_kind') else ''}"
+             f"{', '.join(f'{k} {n}' for k, n in sorted(w.get('errors_by_kind', {}).items()))})")
     line(f"  throughput  {report['throughput_per_s']:,.1f} commands/s ({report['commands']:,} commands; "
          f"moves {report['moves_per_s']:,.1f}/s{served})")
     line(f"  latency     p50 {lat['p50_ms']} ms  p95 {lat['p95_ms']} ms  p99 {lat['p99_ms']} ms  max {lat['max_ms']} ms")

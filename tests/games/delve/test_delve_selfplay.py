@@ -75,11 +75,11 @@ def test_the_heuristic_bot_lets_its_cast_vote_stand_instead_of_casting_it_again(
     # Casting the same vote again appends an event; through the gateway every such event made
     # the other seats' pending choices stale, and a two-seat vote could be held up for many
     # rounds. A seat whose vote stands now waits (None) until the vote closes.
+    from delve_helpers import new, run
+
     from croupier.engine.table import TableHost
     from croupier.games.delve import commands as C
     from croupier.games.delve.bots import heuristic
-
-    from delve_helpers import new, run
 
     host = TableHost(SPEC)
     st = new(seats=2)

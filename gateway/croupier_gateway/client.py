@@ -30,6 +30,9 @@ GRPC_TO_HTTP = {
     grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
     grpc.StatusCode.UNAVAILABLE: 503,
     grpc.StatusCode.DEADLINE_EXCEEDED: 503,
+    # A call the server shed before any handler ran (see croupier.runtime): retry it. This
+    # client never cancels a unary call itself except by cancelling the task awaiting it.
+    grpc.StatusCode.CANCELLED: 503,
 }
 RETRYABLE_STATUS = (429, 503)
 

@@ -25,3 +25,15 @@ def tune_gc(settings: GcSettings | None = None) -> GcSettings:
         gc.enable()
         gc.set_threshold(*settings.threshold)
     return settings
+
+
+# gRPC core sheds calls that a server has received but its application has not yet picked up
+# once more than grpc.server.max_pending_requests (1,000 by default) wait, answering them
+# CANCELLED before any handler runs. A grpc.aio server picks calls up as its event loop gets
+# to them, so a burst on a busy loop (croupier loadtest's warm-up: ~0.3 % of its commands)
+# was refused with a status that says "the caller cancelled". Croupier's servers let bursts
+# queue instead (each call's deadline still bounds its wait), and shed only far beyond.
+GRPC_SERVER_QUEUE_OPTIONS = [
+    ("grpc.server.max_pending_requests", 20_000),
+    ("grpc.server.max_pending_requests_hard_limit", 40_000),
+]

@@ -27,6 +27,7 @@ from croupier.rules.partition import NOT_OWNER, READY, UNAVAILABLE, Outcome, Pen
 from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
 from croupier.rules.store import ensure_topic, partition_for
+from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
 from croupier.v1 import rules_pb2, rules_pb2_grpc
 
 log = structlog.get_logger("croupier.rules")
@@ -243,7 +244,7 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.host)
 
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024 * 1024)])
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024 * 1024), *GRPC_SERVER_QUEUE_OPTIONS])
     port = server.add_insecure_port(f"{settings.host}:{settings.port}")
     advertise = settings.advertise or f"{settings.host}:{port}"
     rds = redis.Redis.from_url(settings.redis_url, socket_timeout=2)

@@ -12,7 +12,7 @@ Whoever drives bots then lets another seat act, or the game's deadline pass.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from croupier.engine.contract import GameSpec, Rejection
@@ -21,6 +21,21 @@ from croupier.engine.contract import GameSpec, Rejection
 def random_bot(view: Mapping[str, Any], legal: Sequence[Mapping[str, Any]], rng: Any) -> Mapping[str, Any]:
     """A uniform choice among the legal actions."""
     return legal[rng.randrange(len(legal))]
+
+
+def first_to_move(host: Any, state: Any, seats: Iterable[int], bot_of: Callable[[int], Any], rng: Any):
+    """The first of `seats` whose bot moves rather than waits, as (seat, its legal commands,
+    their wire dicts, the chosen wire dict); None when every one waits. `host` is the game's
+    TableHost; `bot_of(seat)` is that seat's bot."""
+    for seat in seats:
+        legal = host.legal_actions(state, seat)
+        if not legal:
+            continue
+        wire = [host.encode_action(a) for a in legal]
+        choice = bot_of(seat)(host.view(state, seat), wire, rng)
+        if choice is not None:
+            return seat, legal, wire, choice
+    return None
 
 
 def bot_for(spec: GameSpec, name: str):

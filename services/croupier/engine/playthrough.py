@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from croupier.engine import registry
-from croupier.engine.bots import bot_for
+from croupier.engine.bots import bot_for, first_to_move
 from croupier.engine.codec import canonical_json
 from croupier.engine.contract import GameSpec, Tick
 from croupier.engine.local import LocalTable
@@ -63,16 +63,13 @@ def record(spec: GameSpec, seats: int, seed: int, options: dict | None = None, b
             command = Tick(now=now)
         else:
             first = to_act[0] if len(to_act) == 1 else rng.choice(list(to_act))
-            command = None
             # A bot may wait (None, croupier.engine.bots): then another seat moves, or time passes.
-            for seat in [first, *(s for s in to_act if s != first)]:
-                legal = table.host.legal_actions(state, seat)
-                wire_legal = [table.host.encode_action(a) for a in legal]
-                choice = play(table.host.view(state, seat), wire_legal, rng) if legal else None
-                if choice is not None:
-                    command = legal[wire_legal.index(choice)]
-                    break
-            if command is None:
+            picked = first_to_move(table.host, state, [first, *(s for s in to_act if s != first)],
+                                   lambda _seat: play, rng)
+            if picked is not None:
+                _seat, legal, wire_legal, choice = picked
+                command = legal[wire_legal.index(choice)]
+            else:
                 if deadline is None:
                     raise RuntimeError(f"{spec.id}: every seat to act waits and no deadline is set")
                 now = max(now, deadline)

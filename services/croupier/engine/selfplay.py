@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from croupier.engine.bots import bot_for
+from croupier.engine.bots import bot_for, first_to_move
 from croupier.engine.contract import Context, GameSpec, Rejection, Tick
 from croupier.engine.envelope import verify_chain
 from croupier.engine.local import LocalTable
@@ -109,19 +109,6 @@ def table_seed(seed: int, index: int, game_id: str) -> str:
     return hashlib.sha256(f"croupier-selfplay|{game_id}|{seed}|{index}".encode()).hexdigest()
 
 
-def _another_seat(host, state, to_act, waiting: int, bots, rng):
-    """The first other seat to act whose bot does not wait: (seat, legal, wire, choice)."""
-    for seat in to_act:
-        if seat == waiting:
-            continue
-        legal = host.legal_actions(state, seat)
-        wire = [host.encode_action(a) for a in legal]
-        choice = bots[seat](host.view(state, seat), wire, rng) if legal else None
-        if choice is not None:
-            return seat, legal, wire, choice
-    return None
-
-
 def play_one(
     spec: GameSpec,
     *,
@@ -190,7 +177,7 @@ def play_one(
         choice = bots[seat](host.view(state, seat), wire, rng)
         if choice is None:
             # This seat waits (croupier.engine.bots): another seat to act moves, or time passes.
-            picked = _another_seat(host, state, to_act, seat, bots, rng)
+            picked = first_to_move(host, state, [s for s in to_act if s != seat], bots.__getitem__, rng)
             if picked is None:
                 if deadline is None:
                     fail("every seat to act waits and no deadline is set: the table is stuck")

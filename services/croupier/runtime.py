@@ -1,7 +1,6 @@
-"""Process-wide settings of a long-running service: the garbage collector.
-
-Called once by `croupier serve ...` and by the load generator's worker processes, after
-the imports and settings and before the event loop starts.
+"""Process-wide settings of a long-running service: the garbage collector (tune_gc, called
+once by `croupier serve ...` and by the load generator's worker processes, after the imports
+and settings and before the event loop starts), and the queue options of its gRPC servers.
 """
 
 from __future__ import annotations

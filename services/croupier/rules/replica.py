@@ -98,8 +98,11 @@ class Membership(threading.Thread):
         })
         try:
             wait_for_partitions(self.consumer, self.topic)
+            # Lost partitions are given up as revoked ones are: the group went on without us (a
+            # session that expired while the broker was away), others may hold them already,
+            # and librdkafka rejoins by itself.
             self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                    on_lost=self._on_lost)
+                                    on_lost=self._on_revoke)
         except BaseException:
             _close_quietly(self.consumer)
             raise
@@ -116,13 +119,6 @@ class Membership(threading.Thread):
         self._rebalancing = False
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._rebalancing = True
-        self._give_up(partitions)
-        consumer.incremental_unassign(partitions)
-
-    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        # The group went on without us (a session that expired while the broker was away):
-        # others may hold these already. librdkafka rejoins by itself.
         self._rebalancing = True
         self._give_up(partitions)
         consumer.incremental_unassign(partitions)

@@ -129,8 +129,11 @@ def test_version_conflicts_and_illegal_moves_are_typed_rejections(kafka, redis_u
     assert v_after == v_before, "a rejected command changed the game"
 
 
-def test_two_replicas_rebalance_under_load_lose_nothing(kafka, redis_url, prefix, services, tmp_path):
-    a, addr_a = launch(services, kafka, redis_url, prefix, tmp_path)
+# "20": group commit's pace on (rules/pace.py), so batches may wait to fill while partitions move.
+@pytest.mark.parametrize("commit_interval_ms", ["0", "20"])
+def test_two_replicas_rebalance_under_load_lose_nothing(kafka, redis_url, prefix, services, tmp_path, commit_interval_ms):
+    pace = {"CROUPIER_RULES_COMMIT_INTERVAL_MS": commit_interval_ms}
+    a, addr_a = launch(services, kafka, redis_url, prefix, tmp_path, **pace)
     wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[a])
     acked: dict = {}
 
@@ -140,7 +143,7 @@ def test_two_replicas_rebalance_under_load_lose_nothing(kafka, redis_url, prefix
         tasks = [asyncio.create_task(play(client, GAME, g, 2, 40, acked, random.Random(i), pause=0.02))
                  for i, g in enumerate(games)]
         await asyncio.sleep(1.5)
-        b, addr_b = launch(services, kafka, redis_url, prefix, tmp_path)
+        b, addr_b = launch(services, kafka, redis_url, prefix, tmp_path, **pace)
         client.seeds.append(addr_b)
         loop = asyncio.get_running_loop()
         # Forced rebalance: B joins and takes partitions while commands stream in.

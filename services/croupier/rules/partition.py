@@ -24,6 +24,7 @@ import structlog
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import TableHost, TableState
+from croupier.rules.pace import CommitPace
 from croupier.rules.store import WriterFenced
 
 log = structlog.get_logger("croupier.rules")
@@ -79,6 +80,7 @@ class PartitionOwner:
         on_fenced: Callable[[int], None] | None = None,
         still_assigned: Callable[[], bool] | None = None,
         append_executor: ThreadPoolExecutor | None = None,
+        pace: CommitPace | None = None,
     ):
         self.host = host
         self.partition = partition
@@ -92,6 +94,10 @@ class PartitionOwner:
         # a pool (CROUPIER_RULES_APPEND_THREADS > 0; see Replica).
         self._append_executor = append_executor or self._executor
         self._max_batch = max_batch
+        # Under load a batch is taken no sooner than pace.pause_s after the one before it
+        # was answered, so that more commands ride in each transaction (pace.py).
+        self._pace = pace
+        self._last_done = float("-inf")
         self._window = dedupe_window
         self._task: asyncio.Task | None = None
         self._timer_task: asyncio.Task | None = None
@@ -182,11 +188,16 @@ class PartitionOwner:
         loop = asyncio.get_running_loop()
         while True:
             first = await self._queue.get()
+            if self._pace is not None and self._pace.pause_s > 0:
+                pause = self._last_done + self._pace.pause_s - loop.time()
+                if pause > 0:
+                    await asyncio.sleep(pause)
             batch = [first]
             while len(batch) < self._max_batch and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
                 await self._process(loop, batch)
+                self._last_done = loop.time()
             except asyncio.CancelledError:
                 # Stopped (revoked) with this batch in flight: its append may or may not have
                 # committed. Answer it as moved (retryable): the next owner reads the log, so

@@ -21,6 +21,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import TableHost
+from croupier.rules.pace import CommitPace
 from croupier.rules.partition import LOST, READY, PartitionOwner
 from croupier.rules.settings import RulesSettings
 from croupier.rules.store import RDKAFKA_LOG, PartitionWriter, rdkafka_detail, read_partition, wait_for_partitions
@@ -219,8 +220,10 @@ class Replica:
         # keeps its own transactional producer.
         self._append_executor = (ThreadPoolExecutor(max_workers=settings.append_threads, thread_name_prefix="append")
                                  if settings.append_threads > 0 else None)
+        self.pace = CommitPace(settings.commit_interval_ms / 1000)
 
     def start(self) -> None:
+        self.pace.start()
         self.membership = Membership(self, asyncio.get_running_loop())
         self.membership.start()
         self._watchdog = asyncio.create_task(self._watch_membership(), name="membership-watchdog")
@@ -271,6 +274,7 @@ class Replica:
             self.membership.stop()
             await asyncio.get_running_loop().run_in_executor(None, self.membership.join, 20)
         await self.revoke(list(self.owners))
+        self.pace.stop()
         if self._append_executor is not None:
             self._append_executor.shutdown(wait=False)
 
@@ -309,7 +313,7 @@ class Replica:
             max_batch=s.max_batch, dedupe_window=s.dedupe_window,
             on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
             still_assigned=lambda p=p: self.membership is None or p in self.assigned,
-            append_executor=self._append_executor,
+            append_executor=self._append_executor, pace=self.pace,
         )
         start = 0
         if previous is not None:

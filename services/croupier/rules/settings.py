@@ -71,6 +71,10 @@ class RulesSettings:
     # without the GIL); N > 0: the partitions share N threads, so at most N transactions
     # are open at once and the others' commands wait and ride in their next one.
     append_threads: int = 0
+    # Group commit's pace (ms; 0 turns it off): the most a partition's next batch waits to
+    # fill after the one before it, reached as the replica's event loop nears saturation;
+    # nothing while the loop is at most half busy (rules/pace.py).
+    commit_interval_ms: int = 0
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
 
     @classmethod
@@ -87,5 +91,6 @@ class RulesSettings:
             max_batch=env_int("CROUPIER_RULES_MAX_BATCH", 256, 1),
             dedupe_window=env_int("CROUPIER_RULES_DEDUPE_WINDOW", 128, 1),
             append_threads=env_int("CROUPIER_RULES_APPEND_THREADS", 0, 0),
+            commit_interval_ms=env_int("CROUPIER_RULES_COMMIT_INTERVAL_MS", 0, 0),
             kafka=KafkaSettings.from_env(),
         )

@@ -6,6 +6,7 @@ import asyncio
 import json
 import pickle
 import random
+import time
 import uuid
 
 import pytest
@@ -194,3 +195,34 @@ def test_the_same_events_delivered_twice_change_nothing(redis, prefix):
     # The next batch in order applies.
     assert models.apply([Flush(table.game_id, GAME, half + 1, later)], {GAME: host}) == [1]
     assert json.loads(redis.hget(Keys(prefix).meta(table.game_id), "version")) == later.version
+
+
+def test_a_consume_hands_over_what_has_come_without_waiting_for_a_full_batch(kafka, prefix, monkeypatch):
+    """The projector's consume returns the records that are there, not a batch of
+    max_records at the end of its wait: a quiet table's move reaches its seats' views at
+    once. With the wait made 60 s, a consume that waited to fill its batch would take that."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    from croupier.projector import service as projector_service
+    from croupier.projector.confluent import consumer_config
+    from croupier.rules.store import ensure_topic
+
+    monkeypatch.setattr(projector_service, "IDLE_WAIT_S", 60.0)
+    settings = KafkaSettings(bootstrap=kafka, partitions=1)
+    topic = f"{prefix}quiet"
+    ensure_topic(settings, topic)
+    producer = Producer({"bootstrap.servers": kafka})
+    for i in range(3):
+        producer.produce(topic, f"event-{i}".encode(), b"g", 0)
+    assert producer.flush(30) == 0
+    consumer = Consumer(consumer_config(settings, client_id=f"{prefix}quiet"))
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    try:
+        started = time.monotonic()
+        got: list[bytes] = []
+        while len(got) < 3 and time.monotonic() - started < 50:
+            got += [m.value() for m in projector_service.next_batch(consumer, 5000) if m.error() is None]
+        assert got == [b"event-0", b"event-1", b"event-2"]
+        assert time.monotonic() - started < 50, "the consume waited out its whole wait"
+    finally:
+        consumer.close()

@@ -16,7 +16,10 @@ address opening hundreds of tables). Then, in one run:
    During both runs the CPU of every process (gateway, rules replicas, projector, Kafka, Redis,
    the generator) is sampled once a second: the busiest one names the bottleneck;
 5. failover: a standby replica of one game joins, the first is killed (SIGKILL), and the time
-   and events/s for the standby to rebuild the games of the partitions it takes over.
+   and events/s for the standby to rebuild the games of the partitions it takes over;
+6. propagation, on the quiet stack: one table of two heuristic seats through the gateway; the
+   time from a move's acknowledgement to the next update on a seat's stream (the events'
+   way through Kafka, the projector, Redis and the gateway's fan-out to the other seat).
 
     python bench/loadtest.py [--tables 1000] [--think-ms 2000] [--duration 60] [--peak-tables 200]
                              [--peak-duration 30] [--idle-tables 500] [--quick]
@@ -31,6 +34,7 @@ import asyncio
 import json
 import multiprocessing as mp
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -284,6 +288,60 @@ def failover(launcher: Launcher, game: str, owned_within_s: float = 120.0) -> di
                     "adds creating each partition's transactional writer, which fences the dead replica's"}
 
 
+def propagation(launcher: Launcher, moves: int = 60, game: str = "journey") -> dict:
+    """Move acknowledged -> the next update on a seat's stream, one table on a quiet stack."""
+    from croupier.engine.bots import bot_for
+    from croupier_gateway.bots import create_and_seat
+    from croupier_gateway.client import GrpcGateway
+
+    async def run() -> list[float]:
+        client = GrpcGateway(launcher.grpc_address)
+        game_id, tokens = await create_and_seat(client, game, ["heuristic"] * max(2, registry.get(game).min_seats))
+        bot = bot_for(registry.get(game), "heuristic")
+        rng = random.Random(7)
+        updates: asyncio.Queue = asyncio.Queue()
+
+        async def watch(seat: int) -> None:
+            async for update in client.updates(game_id, tokens[seat], 0):
+                await updates.put((time.perf_counter(), seat, update))
+
+        watchers = [asyncio.create_task(watch(seat)) for seat in range(len(tokens))]
+        delays: list[float] = []
+        acked: tuple[float, int] | None = None
+        try:
+            while len(delays) < moves:
+                seen, seat, update = await asyncio.wait_for(updates.get(), 30)
+                if acked is not None and update.version >= acked[1]:
+                    delays.append(seen - acked[0])
+                    acked = None
+                if update.over:
+                    break
+                if not update.actions:
+                    continue
+                await asyncio.sleep(0.02)  # a quiet stack: nothing else in flight
+                action = bot(update.view, update.actions, rng)
+                if action is None:
+                    continue
+                result = await client.submit(game_id, tokens[seat], uuid.uuid4().hex, action,
+                                             expected_version=update.version, wait=False)
+                acked = (time.perf_counter(), result["version"])
+        finally:
+            for task in watchers:
+                task.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
+            await client.close()
+        return delays
+
+    delays = sorted(asyncio.run(run()))
+    if not delays:
+        return {"game": game, "moves": 0}
+
+    def at(q: float) -> float:
+        return round(delays[min(len(delays) - 1, int(q * len(delays)))] * 1000, 2)
+
+    return {"game": game, "moves": len(delays), "p50_ms": at(0.5), "p90_ms": at(0.9), "max_ms": at(1.0)}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--tables", type=int, default=1000)
@@ -333,6 +391,8 @@ def main(argv=None) -> int:
         results["ratios"] = {"peak_over_echo": round(peak["throughput_per_s"] / echo, 3) if echo else None}
         results["failover"] = failover(launcher, args.failover_game)
         print(f"failover: {results['failover']}", flush=True)
+        results["propagation"] = propagation(launcher, 20 if args.quick else 60)
+        print(f"propagation: {results['propagation']}", flush=True)
         worst = max(v["bytes_per_idle_table"] for v in results["idle_memory"].values())
         results["meets_targets"] = {
             "served_ratio": (results["think"]["served_ratio"] or 0) >= TARGETS["served_ratio"],

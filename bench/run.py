@@ -117,6 +117,10 @@ def loadtest_rows(lt: dict) -> list[tuple[str, str, str, str]]:
                  f"{fo['events_rebuilt']:,} events, {fo['games_rebuilt']} games"))
     rows.append((f"failover {fo['game']}: kill to all partitions owned, s", f"{fo['takeover_wall_s']}", "-",
                  f"session timeout {fo['session_timeout_ms'] / 1000:g} s"))
+    pr = lt.get("propagation")
+    if pr and pr.get("moves"):
+        rows.append(("move acknowledged -> next update on a stream, quiet stack, p50/p90 ms",
+                     f"{pr['p50_ms']}/{pr['p90_ms']}", "-", f"{pr['moves']} moves of {pr['game']}"))
     return rows
 
 

@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from croupier.engine import registry
+from croupier.engine.contract import Rejection
 from croupier.engine.table import TableHost
 from croupier.rules.pace import IDLE_SHARE, CommitPace
 from croupier.rules.partition import PartitionOwner, Pending
@@ -116,3 +117,25 @@ def test_a_busy_partition_puts_what_arrives_meanwhile_in_one_transaction():
     assert len(transactions) == 1, transactions
     assert sum(transactions) == 8 * len(TableHost(registry.get("expeditions")).create(
         "x", 2, {}, SEED, now=0, command_id="x"))
+
+
+def test_a_command_held_in_a_pause_is_answered_when_the_partition_is_given_up():
+    async def main():
+        host = TableHost(registry.get("expeditions"))
+        writer = MemoryWriter()
+        pace = CommitPace(0.05)
+        pace.pause_s = 30.0
+        owner = PartitionOwner(host, 0, lambda: writer, max_batch=256, dedupe_window=16, pace=pace)
+        await owner.start(lambda: [])
+        loop = asyncio.get_running_loop()
+        first = loop.create_future()
+        owner.submit(Pending("g-first", None, "c-first", None, first, create={"seats": 2, "options": {}, "seed": SEED}))
+        await first
+        held = loop.create_future()
+        owner.submit(Pending("g-held", None, "c-held", None, held, create={"seats": 2, "options": {}, "seed": SEED}))
+        await asyncio.sleep(0.05)  # taken from the queue, waiting out the 30 s pause
+        await owner.stop("revoked")
+        return await asyncio.wait_for(asyncio.gather(held, return_exceptions=True), 5)
+
+    (outcome,) = asyncio.run(main())
+    assert isinstance(outcome, Rejection) and outcome.kind == "not_owner", outcome

@@ -187,22 +187,21 @@ class PartitionOwner:
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            first = await self._queue.get()
-            if self._pace is not None and self._pace.pause_s > 0:
-                pause = self._last_done + self._pace.pause_s - loop.time()
-                if pause > 0:
-                    await asyncio.sleep(pause)
-            batch = [first]
-            while len(batch) < self._max_batch and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            batch = [await self._queue.get()]
             try:
+                if self._pace is not None and self._pace.pause_s > 0:
+                    pause = self._last_done + self._pace.pause_s - loop.time()
+                    if pause > 0:
+                        await asyncio.sleep(pause)  # holding `batch`: a stop now answers it below
+                while len(batch) < self._max_batch and not self._queue.empty():
+                    batch.append(self._queue.get_nowait())
                 await self._process(loop, batch)
                 self._last_done = loop.time()
             except asyncio.CancelledError:
-                # Stopped (revoked) with this batch in flight: its append may or may not have
-                # committed. Answer it as moved (retryable): the next owner reads the log, so
-                # a retry of the same command_id gets the original result or is decided
-                # afresh, and no caller is left waiting for an answer that never comes.
+                # Stopped (revoked) with this batch taken, maybe in flight: its append may or
+                # may not have committed. Answer it as moved (retryable): the next owner reads
+                # the log, so a retry of the same command_id gets the original result or is
+                # decided afresh, and no caller is left waiting for an answer that never comes.
                 self._fail(batch, Rejection(NOT_OWNER, f"partition {self.partition} moved during the append", NOT_OWNER))
                 raise
 

@@ -144,7 +144,8 @@ class CpuSampler(threading.Thread):
     def __init__(self, processes: Callable[[], dict[str, list[int]]]):
         super().__init__(daemon=True)
         self.processes = processes
-        self.samples: dict[str, list[float]] = {}
+        # (Unix time at the end of the second, {name: CPU % over that second})
+        self.ticks: list[tuple[float, dict[str, float]]] = []
         self.done = threading.Event()
         self._seen: dict[int, Any] = {}
 
@@ -152,8 +153,10 @@ class CpuSampler(threading.Thread):
         import psutil
 
         while not self.done.wait(1.0):
+            tick: dict[str, float] = {}
             for name, pids in self.processes().items():
                 total = 0.0
+                counted = False
                 for pid in pids:
                     try:
                         proc = self._seen.get(pid)
@@ -162,17 +165,30 @@ class CpuSampler(threading.Thread):
                             proc.cpu_percent(None)  # the first call only starts the count
                             continue
                         total += proc.cpu_percent(None)
+                        counted = True
                     except psutil.Error:
                         continue
-                self.samples.setdefault(name, []).append(total)
+                if counted:
+                    tick[name] = total
+            self.ticks.append((time.time(), tick))
 
-    def stop(self) -> dict:
+    def stop(self, window: list[float] | None = None) -> dict:
+        """The mean of each process over the seconds inside `window` (Unix start and end: the
+        measured run, not a warm-up before it), or over every second when none is given."""
         self.done.set()
         self.join(5)
-        mean = {name: round(sum(v[1:]) / max(1, len(v) - 1), 1) for name, v in self.samples.items()}
+        ticks = self.ticks
+        if window:
+            ticks = [(t, tick) for t, tick in ticks if window[0] + 1 <= t <= window[1]]
+        sums: dict[str, list[float]] = {}
+        for _, tick in ticks:
+            for name, value in tick.items():
+                sums.setdefault(name, []).append(value)
+        mean = {name: round(sum(v) / len(v), 1) for name, v in sums.items()}
         ranked = dict(sorted(mean.items(), key=lambda kv: -kv[1]))
         return {"mean_cpu_percent": ranked, "busiest": next(iter(ranked), None),
-                "machine_cpu_percent": round(sum(mean.values()), 1), "cores": os.cpu_count()}
+                "machine_cpu_percent": round(sum(mean.values()), 1), "cores": os.cpu_count(),
+                "seconds_sampled": len(ticks)}
 
 
 def stack_pids(stack) -> dict[str, list[int]]:
@@ -210,7 +226,8 @@ def loadtest(launcher: Launcher, stack, name: str, *flags: str) -> dict:
     code = generator.wait()
     report = json.loads(out.read_text())
     report["exit_code"] = code
-    report["cpu"] = sampler.stop()
+    # Over the measured run only: a staggered start plays its warm-up at full speed first.
+    report["cpu"] = sampler.stop(report.get("window_unix"))
     print(f"cpu during the run: {report['cpu']}", flush=True)
     return report
 

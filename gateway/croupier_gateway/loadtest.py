@@ -484,6 +484,7 @@ class Timeline:
     def __init__(self) -> None:
         self.seconds: dict[int, dict[str, Any]] = {}
         self.stagger: dict[str, Any] | None = None  # the warm-up's moves, seconds and errors
+        self.window_unix: list[float] | None = None  # the measured run's start and end, Unix time
 
     def add(self, msg: Mapping[str, Any]) -> None:
         row = self.seconds.setdefault(msg["t"], {"hist": Histogram(), "errors": 0, "running": {}, "finished": {}})
@@ -552,6 +553,8 @@ def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
     go.set()
     timeline = Timeline()
     timeline.stagger = cfg_warm
+    measured_from = time.time() + 0.2
+    timeline.window_unix = [round(measured_from, 3), round(measured_from + cfg.duration_s, 3)]
     finals: list[dict] = list(early)
     errors_total = 0
     shown = 0
@@ -742,6 +745,9 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
         "errors_by_kind": dict(sorted(errors.items())),
         "refusals": dict(sorted(refusals.items())),
         "stagger": timeline.stagger,
+        # The measured run's wall-clock span (after any warm-up), for tools that sample the
+        # stack alongside (bench/loadtest.py's CPU figures).
+        "window_unix": timeline.window_unix,
         "rate_limited": rate_limited,
         "tables": {"opened": opened, "finished": sum(finished.values()), "unfinished": len(unfinished),
                    "force_ended": 0},

@@ -82,3 +82,11 @@ def listening_process(port: int):
     except (psutil.Error, OSError):
         pass
     return None
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile of values (the nearest rank at or below), nan when there are none."""
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]

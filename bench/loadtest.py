@@ -50,7 +50,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from common import RESULTS, delete_topics, write  # noqa: E402
+from common import RESULTS, delete_topics, pct, write  # noqa: E402
 
 from croupier.engine import registry  # noqa: E402
 from croupier_gateway.launcher import Launcher, Process, free_port  # noqa: E402
@@ -349,14 +349,11 @@ def propagation(launcher: Launcher, moves: int = 60, game: str = "journey") -> d
             await client.close()
         return delays
 
-    delays = sorted(asyncio.run(run()))
+    delays = asyncio.run(run())
     if not delays:
         return {"game": game, "moves": 0}
-
-    def at(q: float) -> float:
-        return round(delays[min(len(delays) - 1, int(q * len(delays)))] * 1000, 2)
-
-    return {"game": game, "moves": len(delays), "p50_ms": at(0.5), "p90_ms": at(0.9), "max_ms": at(1.0)}
+    ms = {f"{name}_ms": round(pct(delays, q) * 1000, 2) for name, q in (("p50", 0.5), ("p90", 0.9), ("max", 1.0))}
+    return {"game": game, "moves": len(delays), **ms}
 
 
 def main(argv=None) -> int:

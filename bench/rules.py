@@ -26,17 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import cpu_seconds, delete_topics, listening_process, stop, write  # noqa: E402
+from common import cpu_seconds, delete_topics, listening_process, pct, stop, write  # noqa: E402
 
 GAME = "expeditions"
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))]
 
 
 # --- the rules client loop -----------------------------------------------------------

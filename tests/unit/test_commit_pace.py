@@ -75,25 +75,36 @@ class MemoryWriter:
         pass
 
 
-async def _creates(pause_s: float, count: int, gap_s: float) -> list[int]:
-    """Create `count` games `gap_s` apart, one at a time; the records of each transaction."""
-    host = TableHost(registry.get("expeditions"))
+def _create(loop: asyncio.AbstractEventLoop, game_id: str) -> Pending:
+    return Pending(game_id, None, f"c-{game_id}", None, loop.create_future(),
+                   create={"seats": 2, "options": {}, "seed": SEED})
+
+
+async def _owner_after_one_commit(pause_s: float) -> tuple[PartitionOwner, MemoryWriter]:
+    """A started owner whose pace pauses `pause_s` (as the sampler would set it under load),
+    just after committing one game: its next batch waits out the pause."""
     writer = MemoryWriter()
     pace = CommitPace(0.05)
-    pace.pause_s = pause_s  # as the sampler would set it under load
-    owner = PartitionOwner(host, 0, lambda: writer, max_batch=256, dedupe_window=16, pace=pace)
+    pace.pause_s = pause_s
+    owner = PartitionOwner(TableHost(registry.get("expeditions")), 0, lambda: writer, max_batch=256,
+                           dedupe_window=16, pace=pace)
     await owner.start(lambda: [])
+    first = _create(asyncio.get_running_loop(), "g-first")
+    owner.submit(first)
+    await first.future
+    return owner, writer
+
+
+async def _creates(pause_s: float, count: int, gap_s: float) -> list[int]:
+    """Create `count` games `gap_s` apart, one at a time; the records of each transaction."""
+    owner, writer = await _owner_after_one_commit(pause_s)
     loop = asyncio.get_running_loop()
     try:
-        first = loop.create_future()
-        owner.submit(Pending("g-first", None, "c-first", None, first, create={"seats": 2, "options": {}, "seed": SEED}))
-        await first
         futures = []
         for i in range(count):
-            future = loop.create_future()
-            owner.submit(Pending(f"g{i}", None, f"c{i}", None, future,
-                                 create={"seats": 2, "options": {}, "seed": SEED}))
-            futures.append(future)
+            item = _create(loop, f"g{i}")
+            owner.submit(item)
+            futures.append(item.future)
             await asyncio.sleep(gap_s)
         outcomes = await asyncio.gather(*futures)
         assert [o.game_id for o in outcomes] == [f"g{i}" for i in range(count)]
@@ -121,21 +132,12 @@ def test_a_busy_partition_puts_what_arrives_meanwhile_in_one_transaction():
 
 def test_a_command_held_in_a_pause_is_answered_when_the_partition_is_given_up():
     async def main():
-        host = TableHost(registry.get("expeditions"))
-        writer = MemoryWriter()
-        pace = CommitPace(0.05)
-        pace.pause_s = 30.0
-        owner = PartitionOwner(host, 0, lambda: writer, max_batch=256, dedupe_window=16, pace=pace)
-        await owner.start(lambda: [])
-        loop = asyncio.get_running_loop()
-        first = loop.create_future()
-        owner.submit(Pending("g-first", None, "c-first", None, first, create={"seats": 2, "options": {}, "seed": SEED}))
-        await first
-        held = loop.create_future()
-        owner.submit(Pending("g-held", None, "c-held", None, held, create={"seats": 2, "options": {}, "seed": SEED}))
+        owner, _ = await _owner_after_one_commit(30.0)
+        held = _create(asyncio.get_running_loop(), "g-held")
+        owner.submit(held)
         await asyncio.sleep(0.05)  # taken from the queue, waiting out the 30 s pause
         await owner.stop("revoked")
-        return await asyncio.wait_for(asyncio.gather(held, return_exceptions=True), 5)
+        return await asyncio.wait_for(asyncio.gather(held.future, return_exceptions=True), 5)
 
     (outcome,) = asyncio.run(main())
     assert isinstance(outcome, Rejection) and outcome.kind == "not_owner", outcome

@@ -63,7 +63,8 @@ class Gateway(OperatorDesk):
         self.metrics = metrics or GatewayMetrics()
         self.reads = ReadStore(redis, self.keys)
         self.router = router or Router(redis, self.keys, deadline_s=settings.rules_deadline_s,
-                                       owners_ttl_s=settings.owners_ttl_s, metrics=self.metrics)
+                                       owners_ttl_s=settings.owners_ttl_s, metrics=self.metrics,
+                                       command_streams=settings.command_streams)
         self.hub = hub or FeedHub(redis, self.keys)
         self.holders = HolderCache(self.hub, self.keys, settings.seat_cache_s)
         self.fanout = Fanout(self.reads, self.hub, settings.stream_poll_s, self.holders)

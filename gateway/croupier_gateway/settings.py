@@ -96,6 +96,9 @@ class GatewaySettings:
     # How long a seat holder read from Redis may answer for it (holders.py): only while the
     # game's change feed is live here, which retires it at once on a holder change. 0: off.
     seat_cache_s: float = 5.0
+    # Moves go to each rules replica over one open HandleCommands stream (routing.py); 0:
+    # a unary HandleCommand call per move, as before the stream existed.
+    command_streams: bool = True
 
     def redis_client(self) -> Any:
         """The gateway's asyncio Redis client: a pool of at most redis_connections, where a
@@ -137,6 +140,7 @@ class GatewaySettings:
             redis_connections=env_int("CROUPIER_GATEWAY_REDIS_CONNECTIONS", 256, 2),
             redis_wait_s=env_float("CROUPIER_GATEWAY_REDIS_WAIT_S", 5.0, 0.01),
             seat_cache_s=env_float("CROUPIER_GATEWAY_SEAT_CACHE_S", 5.0, 0.0),
+            command_streams=env_int("CROUPIER_GATEWAY_COMMAND_STREAMS", 1, 0) > 0,
         )
         if settings.dev_key:
             log.warning("dev_signing_key", hint="set CROUPIER_GATEWAY_SIGNING_KEY: seat tokens are forgeable with the default")

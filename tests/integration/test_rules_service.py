@@ -15,7 +15,7 @@ from harness import start_rules, wait_owned
 from rules_driver import check_log, play, read_log
 
 from croupier.rules.client import RulesClient
-from croupier.rules.errors import from_rpc_error
+from croupier.rules.errors import PROTO_TO_KIND, from_rpc_error
 from croupier.rules.settings import KafkaSettings
 from croupier.rules.store import PartitionWriter, partition_for
 from croupier.v1 import rules_pb2, rules_pb2_grpc
@@ -116,17 +116,83 @@ def test_version_conflicts_and_illegal_moves_are_typed_rejections(kafka, redis_u
             await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id="no-such-game"))
         except grpc.aio.AioRpcError as error:
             out["missing"] = (error.code(), from_rpc_error(error)[0].kind)
+        # The same cases on a HandleCommands stream: the same kinds, as responses by tag.
+        call = stub.HandleCommands()
+        names = list(cases)
+        for tag, name in enumerate(names):
+            await call.write(rules_pb2.HandleCommandsRequest(tag=tag, command=rules_pb2.HandleCommandRequest(
+                game_type=GAME, game_id=gid, command_id=f"s-{name}", **cases[name])))
+        on_stream = {}
+        for _ in names:
+            response = await call.read()
+            on_stream[names[response.tag]] = PROTO_TO_KIND[response.rejection.kind]
+        await call.done_writing()
+        rest = await _read_to_end(call)
         after = await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
         await client.close()
-        return out, state.version, after.version
+        return out, state.version, after.version, on_stream, rest, await call.code()
 
-    out, v_before, v_after = asyncio.run(main())
+    out, v_before, v_after, on_stream, rest, code = asyncio.run(main())
+    assert on_stream == {name: kind for name, (_, kind) in ((n, out[n]) for n in on_stream)}
+    assert rest == [] and code == grpc.StatusCode.OK
     assert out["conflict"] == (grpc.StatusCode.ABORTED, "conflict")
     assert out["wrong_seat"][0] == grpc.StatusCode.FAILED_PRECONDITION
     assert out["malformed"] == (grpc.StatusCode.INVALID_ARGUMENT, "malformed")
     assert out["unknown_type"] == (grpc.StatusCode.INVALID_ARGUMENT, "malformed")
     assert out["missing"][0] in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE)
     assert v_after == v_before, "a rejected command changed the game"
+
+
+async def _read_to_end(call) -> list:
+    out = []
+    while (response := await call.read()) is not grpc.aio.EOF:
+        out.append(response)
+    return out
+
+
+def test_moves_on_a_stream_are_answered_once_and_the_stream_ends_cleanly_at_shutdown(
+        kafka, redis_url, prefix, services, tmp_path):
+    svc, addr = launch(services, kafka, redis_url, prefix, tmp_path)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[svc])
+
+    async def main():
+        client = RulesClient(addr)
+        gids = [uuid.uuid4().hex for _ in range(3)]
+        for n, gid in enumerate(gids):
+            await play(client, GAME, gid, 2, 0, {}, random.Random(n))
+        stub = client.stub()
+        moves = []
+        for gid in gids:
+            state = await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+            seat = json.loads(state.view_json)["to_act"][0]
+            legal = await stub.ListLegalActions(rules_pb2.ListLegalActionsRequest(game_type=GAME, game_id=gid, seat=seat))
+            moves.append(rules_pb2.HandleCommandRequest(game_type=GAME, game_id=gid, seat=seat, command_id=f"m-{gid}",
+                                                        action_json=legal.actions_json[0], expected_version=state.version))
+        call = stub.HandleCommands()
+        for tag, move in enumerate(moves):  # three games at once on one stream
+            await call.write(rules_pb2.HandleCommandsRequest(tag=tag, command=move))
+        first = {}
+        for _ in moves:
+            response = await call.read()
+            first[response.tag] = response.response.result
+        await call.write(rules_pb2.HandleCommandsRequest(tag=9, command=moves[0]))  # a retry of the first
+        again = await call.read()
+        # The replica shuts down while the stream is open: the stream ends, OK, and promptly.
+        stopping = asyncio.get_running_loop().run_in_executor(None, svc.stop)
+        rest = await _read_to_end(call)
+        code = await call.code()
+        await stopping
+        await client.close()
+        return gids, first, again, rest, code
+
+    gids, first, again, rest, code = asyncio.run(main())
+    assert sorted(first) == [0, 1, 2] and [first[t].game_id for t in range(3)] == gids
+    assert not any(r.duplicate for r in first.values())
+    assert again.tag == 9 and again.response.result.duplicate
+    assert (again.response.result.first_seq, again.response.result.last_seq) == (first[0].first_seq, first[0].last_seq)
+    logs = read_log(kafka, topic(prefix), PARTITIONS)
+    assert all(logs[g][-1].seq == first[t].last_seq for t, g in enumerate(gids)), "each move is in the log once"
+    assert rest == [] and code == grpc.StatusCode.OK
 
 
 # "20": group commit's pace on (rules/pace.py), so batches may wait to fill while partitions move.

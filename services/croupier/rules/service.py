@@ -21,7 +21,7 @@ from croupier.engine import registry
 from croupier.engine.codec import canonical_json
 from croupier.engine.contract import NOT_FOUND, Rejection
 from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
-from croupier.rules.errors import KIND_TO_STATUS, trailing
+from croupier.rules.errors import KIND_TO_STATUS, to_proto, trailing
 from croupier.rules.metrics import RulesMetrics
 from croupier.rules.partition import NOT_OWNER, READY, UNAVAILABLE, Outcome, Pending
 from croupier.rules.replica import Replica
@@ -36,6 +36,15 @@ COMMAND_TIMEOUT_S = 10.0
 OWNERS_REFRESH_S = 2.0
 MAX_ID = 128
 MAX_ACTION_JSON = 16 * 1024
+
+
+class Refused(Exception):
+    """A write's refusal on its way to a stream's answer (a unary call aborts instead)."""
+
+    def __init__(self, rejection: Rejection, owner: str = ""):
+        super().__init__(rejection.code)
+        self.rejection = rejection
+        self.owner = owner
 
 
 def owners_key(prefix: str, game: str) -> str:
@@ -64,6 +73,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         # A debug line per accepted command only at CROUPIER_LOG_LEVEL=debug: decided once, so
         # the hot path does not build a log call that the level filters out anyway.
         self._debug = LogSettings.from_env().level == "debug"
+        self._streams: set[asyncio.Task] = set()  # the readers of the open HandleCommands streams
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -102,6 +112,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             self.metrics.commands.labels(self.s.game, rpc, exc.kind).inc()
             log.info("command_rejected", game_id=game_id, command_id=command_id, rpc=rpc, code=exc.code, kind=exc.kind)
             owner_addr = self.owners(partition_for(game_id, self.replica.partitions)) if exc.kind == NOT_OWNER and game_id else ""
+            if context is None:
+                self.metrics.rejections.labels(self.s.game, exc.code).inc()
+                raise Refused(exc, owner_addr) from None
             await self._abort(context, exc, owner_addr)
             return None
         # Labelled children are looked up once per rpc: .labels() takes a lock and builds a key.
@@ -171,6 +184,62 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return rules_pb2.ForceEndResponse(result=result) if result else rules_pb2.ForceEndResponse()
 
     async def HandleCommand(self, request, context):
+        return await self._command(request, context)
+
+    async def HandleCommands(self, request_iterator, context):
+        """Many moves on one stream: each answered, by tag, as soon as it is done. The reader
+        starts a Task per move, so the moves of different games run side by side as they
+        would on separate calls; the answers go out through one queue, one write at a time."""
+        answers: asyncio.Queue = asyncio.Queue()
+        state = {"waiting": 0, "reading": True}
+
+        async def one(message) -> None:
+            try:
+                response = rules_pb2.HandleCommandsResponse(tag=message.tag,
+                                                            response=await self._command(message.command, None))
+            except Refused as refused:
+                response = rules_pb2.HandleCommandsResponse(tag=message.tag,
+                                                            rejection=to_proto(refused.rejection, refused.owner))
+            except Exception:  # a bug must still answer its move, as a unary call would (UNKNOWN)
+                log.exception("command_failed", game_id=message.command.game_id, command_id=message.command.command_id)
+                response = rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(
+                    Rejection("internal_error", "the rules service failed on this command; retry it", UNAVAILABLE)))
+            state["waiting"] -= 1
+            answers.put_nowait(response)
+            if not state["reading"] and not state["waiting"]:
+                answers.put_nowait(None)
+
+        async def read() -> None:
+            try:
+                async for message in request_iterator:
+                    state["waiting"] += 1
+                    task = asyncio.create_task(one(message))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+            finally:
+                state["reading"] = False
+                if not state["waiting"]:
+                    answers.put_nowait(None)
+
+        tasks: set[asyncio.Task] = set()
+        reader = asyncio.create_task(read())
+        self._streams.add(reader)
+        try:
+            while (response := await answers.get()) is not None:
+                yield response
+        finally:
+            self._streams.discard(reader)
+            reader.cancel()
+
+    def close_streams(self) -> None:
+        """Stop reading every open HandleCommands stream: each ends (OK) once the moves it
+        has taken are answered, so a shutting-down server has no call left open."""
+        for reader in list(self._streams):
+            reader.cancel()
+
+    async def _command(self, request, context) -> rules_pb2.HandleCommandResponse:
+        """A move: with a context (unary) a refusal aborts the call; without one (a stream)
+        it raises Refused."""
         try:
             if len(request.action_json) > MAX_ACTION_JSON:
                 raise Rejection("action_too_large", f"an action is at most {MAX_ACTION_JSON} bytes", "malformed")
@@ -183,6 +252,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             command = self.host.decode_action(wire, request.seat)
         except Rejection as exc:
             self.metrics.commands.labels(self.s.game, "HandleCommand", exc.kind).inc()
+            if context is None:
+                self.metrics.rejections.labels(self.s.game, exc.code).inc()
+                raise Refused(exc) from None
             await self._abort(context, exc)
             return rules_pb2.HandleCommandResponse()
         expected = request.expected_version if request.HasField("expected_version") else None
@@ -323,5 +395,6 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     log.info("rules_stopping", game=settings.game)
     await health.enter_graceful_shutdown()
     await replica.close()  # leave the group: partitions move now, not after a timeout
+    servicer.close_streams()  # the gateway's open streams end, and it reopens them to the new owners
     await server.stop(grace=2)
     rds.close()

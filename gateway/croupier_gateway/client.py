@@ -165,14 +165,83 @@ class HttpGateway:
                 yield Update(data["version"], data["view"], data["actions"])
 
 
-class GrpcGateway:
-    """The same over gRPC (croupier.v1.GatewayService)."""
+STATUS_BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
 
-    def __init__(self, address: str, *, timeout_s: float = 30.0):
+
+class _PlaySession:
+    """A seat's open Play stream: its moves go out through one writer task (grpc.aio cancels
+    the whole call when a write is cancelled), and its reader task hands each answer to the
+    move with its tag and each update to the stream's consumer."""
+
+    def __init__(self, call: Any):
+        self.call = call
+        self.open = True
+        self.pending: dict[int, asyncio.Future] = {}
+        self.outbox: asyncio.Queue = asyncio.Queue()
+        self.updates: asyncio.Queue = asyncio.Queue()
+        self.tag = 0
+
+    async def write_loop(self) -> None:
+        try:
+            while (message := await self.outbox.get()) is not None:
+                await self.call.write(message)
+        except Exception:  # noqa: BLE001 - the call is over; the reader ends the session
+            pass
+
+    async def read_loop(self) -> None:
+        end: Any = None
+        try:
+            while (response := await self.call.read()) is not grpc.aio.EOF:
+                if response.WhichOneof("kind") == "update":
+                    self.updates.put_nowait(response.update)
+                else:
+                    future = self.pending.pop(response.answer.tag, None)
+                    if future is not None and not future.done():
+                        future.set_result(response.answer)
+        except grpc.aio.AioRpcError as error:
+            end = error
+        except asyncio.CancelledError:
+            end = ConnectionError("stream closed")
+        finally:
+            self.close()
+            self.updates.put_nowait(end or grpc.aio.EOF)
+
+    def close(self) -> None:
+        self.open = False
+        self.outbox.put_nowait(None)
+        for future in self.pending.values():
+            if not future.done():
+                future.set_result(None)  # unanswered: the caller retries it unary, same command_id
+        self.pending.clear()
+
+    async def move(self, request: Any, timeout_s: float) -> Any:
+        """The move's PlayAnswer, or None when the stream ended before answering it."""
+        self.tag += 1
+        tag = self.tag
+        future = asyncio.get_running_loop().create_future()
+        self.pending[tag] = future
+        self.outbox.put_nowait(gateway_pb2.PlayRequest(move=gateway_pb2.PlayMove(tag=tag, command=request)))
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await future
+        except TimeoutError:
+            raise GatewayError(503, "deadline_exceeded", "the gateway did not answer the move in time") from None
+        finally:
+            self.pending.pop(tag, None)
+
+
+class GrpcGateway:
+    """The same over gRPC (croupier.v1.GatewayService). A seat's updates come on a Play
+    stream, and while it is open the seat's moves go on it too (`play_streams=False`: the
+    separate StreamUpdates and SubmitCommand calls; a gateway without Play gets those)."""
+
+    def __init__(self, address: str, *, timeout_s: float = 30.0, play_streams: bool = True):
         self.address = address
         self.timeout_s = timeout_s
         self.channel = grpc.aio.insecure_channel(address)
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+        self.play_streams = play_streams
+        self._sessions: dict[tuple[str, str], _PlaySession] = {}
 
     async def close(self) -> None:
         await self.channel.close()
@@ -241,12 +310,24 @@ class GrpcGateway:
                                                    action_json=json.dumps(dict(action)), no_wait=not wait)
         if expected_version is not None:
             request.expected_version = expected_version
-        r = await self._call("SubmitCommand", request, token)
+        session = self._sessions.get((game_id, token))
+        answer = await session.move(request, self.timeout_s) if session is not None and session.open else None
+        if answer is not None and answer.HasField("rejection"):
+            status = STATUS_BY_NUMBER.get(answer.status_code, grpc.StatusCode.UNKNOWN)
+            raise GatewayError(GRPC_TO_HTTP.get(status, 500), answer.rejection.code, answer.rejection.message)
+        r = answer.response if answer is not None else await self._call("SubmitCommand", request, token)
         return {"game_id": r.game_id, "seat": r.seat, "version": r.version, "first_seq": r.first_seq,
                 "last_seq": r.last_seq, "duplicate": r.duplicate}
 
     async def updates(self, game_id: str, token: str | None = None, from_version: int = 0) -> AsyncIterator[Update]:
         metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        if token and self.play_streams:
+            async for update in self._play(game_id, token, from_version, metadata):
+                if update is None:  # the gateway predates Play: the separate calls from now on
+                    break
+                yield update
+            else:
+                return
         call = self.stub.StreamUpdates(gateway_pb2.StreamUpdatesRequest(game_id=game_id, from_version=from_version),
                                        metadata=metadata)
         try:
@@ -258,6 +339,36 @@ class GrpcGateway:
             raise self._error(error) from None
         finally:
             call.cancel()
+
+
+    async def _play(self, game_id: str, token: str, from_version: int, metadata: Any) -> AsyncIterator[Update | None]:
+        call = self.stub.Play(metadata=metadata)
+        session = _PlaySession(call)
+        key = (game_id, token)
+        self._sessions[key] = session
+        helpers = [asyncio.ensure_future(session.read_loop()), asyncio.ensure_future(session.write_loop())]
+        session.outbox.put_nowait(gateway_pb2.PlayRequest(
+            start=gateway_pb2.StreamUpdatesRequest(game_id=game_id, from_version=from_version)))
+        try:
+            while (item := await session.updates.get()) is not grpc.aio.EOF:
+                if isinstance(item, grpc.aio.AioRpcError):
+                    if item.code() == grpc.StatusCode.UNIMPLEMENTED:
+                        self.play_streams = False
+                        yield None
+                        return
+                    if item.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                        raise ConnectionError(f"stream ended: {item.code().name}")
+                    raise self._error(item)
+                if isinstance(item, Exception):
+                    raise item
+                yield Update(item.version, json.loads(item.view_json), [json.loads(a) for a in item.actions_json])
+        finally:
+            if self._sessions.get(key) is session:
+                del self._sessions[key]
+            session.close()
+            call.cancel()
+            for helper in helpers:
+                helper.cancel()
 
 
 def connect(url: str, **kwargs: Any) -> HttpGateway | GrpcGateway:

@@ -9,6 +9,7 @@ INTERNAL that grpc answers by default.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -138,6 +139,10 @@ class GatewayServicer:
                                                actions_json=[canonical_json(a) for a in json.loads(snap.actions)])
 
     async def SubmitCommand(self, request, context, token):
+        return await self.submit(request, token)
+
+    async def submit(self, request, token) -> gateway_pb2.SubmitCommandResponse:
+        """A move (SubmitCommand, or a move on Play); raises ApiError."""
         if len(request.action_json) > self.gw.s.max_body_bytes:
             raise ApiError("too_large", "action_too_large", f"action_json is at most {self.gw.s.max_body_bytes} bytes",
                            field="action_json")
@@ -160,17 +165,105 @@ class GatewayServicer:
         try:
             async for snap in self.gw.updates(request.game_id, claims, int(request.from_version)):
                 self.gw.metrics.stream_messages.inc()
-                yield gateway_pb2.StreamUpdatesResponse(
-                    version=snap.version, view_json=snap.view,
-                    actions_json=[canonical_json(a) for a in json.loads(snap.actions)])
+                yield _update(snap)
         finally:
             self.gw.open_streams -= 1
 
+    async def Play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
+        """StreamUpdates and SubmitCommand on one stream (gateway.proto). Updates are pumped by
+        one task, each move is a task of its own, and their answers meet in one queue that
+        this generator writes out, one write at a time."""
+        first = await anext(aiter(requests), None)
+        if first is None or isinstance(first, _Unparsable) or first.WhichOneof("kind") != "start":
+            raise bad_request("play_start_first", "the first request on Play is `start`", "start")
+        game_id, from_version = first.start.game_id, int(first.start.from_version)
+        claims = await self.gw.seat_claims(token, game_id, required=False)
+        if self.gw.open_streams >= self.gw.s.max_streams:
+            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
+        peer = _peer(context)
+        out: asyncio.Queue = asyncio.Queue()
+        state = {"waiting": 0, "updating": True}
+        tasks: set[asyncio.Task] = set()
+        moves_ok = self.gw.metrics.grpc.labels("PlayMove", "OK")
+        move_latency = self.gw.metrics.grpc_latency.labels("PlayMove")
+
+        def settle() -> None:
+            if not state["updating"] and not state["waiting"]:
+                out.put_nowait(None)  # the game is over and every move taken is answered
+
+        async def pump() -> None:
+            try:
+                async for snap in self.gw.updates(game_id, claims, from_version):
+                    self.gw.metrics.stream_messages.inc()
+                    out.put_nowait(gateway_pb2.PlayResponse(update=_update(snap)))
+            except RedisError:
+                out.put_nowait(store_unavailable())
+            except ApiError as exc:
+                out.put_nowait(exc)
+            finally:
+                state["updating"] = False
+                settle()
+
+        async def move(message) -> None:
+            started = time.perf_counter()
+            answer = gateway_pb2.PlayAnswer(tag=message.tag)
+            try:
+                command = message.command
+                if command.game_id and command.game_id != game_id:
+                    raise bad_request("wrong_game", f"this stream plays {game_id}", "game_id")
+                command.game_id = game_id
+                self.gw.check_rate(self.gw.rate_key(token, peer))
+                try:
+                    answer.response.CopyFrom(await self.submit(command, token))
+                except RedisError:
+                    raise store_unavailable() from None
+                moves_ok.inc()
+            except ApiError as exc:
+                answer.rejection.CopyFrom(_rejection(exc))
+                answer.status_code = exc.grpc_status.value[0]
+                self.gw.metrics.grpc.labels("PlayMove", exc.grpc_status.name).inc()
+            finally:
+                move_latency.observe(time.perf_counter() - started)
+                state["waiting"] -= 1
+                out.put_nowait(gateway_pb2.PlayResponse(answer=answer))
+                settle()
+
+        async def read() -> None:
+            async for message in requests:
+                if isinstance(message, _Unparsable) or message.WhichOneof("kind") != "move":
+                    out.put_nowait(bad_request("play_moves_only", "after `start`, Play takes only `move` requests",
+                                               "move"))
+                    return
+                state["waiting"] += 1
+                task = asyncio.create_task(move(message.move))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+
+        self.gw.open_streams += 1
+        helpers = [asyncio.create_task(pump()), asyncio.create_task(read())]
+        try:
+            while (item := await out.get()) is not None:
+                if isinstance(item, ApiError):
+                    raise item
+                yield item
+        finally:
+            self.gw.open_streams -= 1
+            for helper in helpers:
+                helper.cancel()
+
+
+def _update(snap: Any) -> gateway_pb2.StreamUpdatesResponse:
+    return gateway_pb2.StreamUpdatesResponse(version=snap.version, view_json=snap.view,
+                                             actions_json=[canonical_json(a) for a in json.loads(snap.actions)])
+
+
+def _rejection(exc: ApiError) -> events_pb2.Rejection:
+    return events_pb2.Rejection(kind=KIND_TO_PROTO.get(exc.kind, events_pb2.REJECTION_KIND_UNSPECIFIED),
+                                code=exc.code, message=exc.message)
+
 
 def _rejection_metadata(exc: ApiError) -> tuple[tuple[str, bytes], ...]:
-    msg = events_pb2.Rejection(kind=KIND_TO_PROTO.get(exc.kind, events_pb2.REJECTION_KIND_UNSPECIFIED),
-                               code=exc.code, message=exc.message)
-    return ((REJECTION_METADATA, msg.SerializeToString()),)
+    return ((REJECTION_METADATA, _rejection(exc).SerializeToString()),)
 
 
 def _unary(gw: Gateway, name: str, fn: Callable) -> Callable:
@@ -230,7 +323,11 @@ def generic_handler(gw: Gateway) -> grpc.GenericRpcHandler:
         request_cls = getattr(gateway_pb2, method.input_type.name)
         response_cls = getattr(gateway_pb2, method.output_type.name)
         fn = getattr(servicer, method.name)
-        if method.server_streaming:
+        if method.client_streaming:
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(
+                _streaming(gw, method.name, fn), request_deserializer=_safe_deserializer(request_cls),
+                response_serializer=response_cls.SerializeToString)
+        elif method.server_streaming:
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(
                 _streaming(gw, method.name, fn), request_deserializer=_safe_deserializer(request_cls),
                 response_serializer=response_cls.SerializeToString)

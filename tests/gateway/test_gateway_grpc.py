@@ -10,7 +10,7 @@ import random
 
 import grpc
 
-from croupier.v1 import gateway_pb2
+from croupier.v1 import gateway_pb2, gateway_pb2_grpc
 from croupier_gateway.client import GatewayError, GrpcGateway
 from croupier_gateway.core import Gateway
 from croupier_gateway.grpc_api import SERVICE, start_server
@@ -143,3 +143,124 @@ def test_a_call_the_server_shed_is_a_retryable_error_for_the_client():
     shed = grpc.aio.AioRpcError(grpc.StatusCode.CANCELLED, grpc.aio.Metadata(), grpc.aio.Metadata(), details="CANCELLED")
     err = GrpcGateway._error(shed)
     assert err.status in RETRYABLE_STATUS and err.code == "cancelled"
+
+
+def test_a_seat_plays_on_one_stream_with_the_same_answers_as_the_separate_calls(fake_stack):
+    async def scenario(client, address):
+        gid = (await client.create_table("pebbles", 2))["game_id"]
+        t0 = (await client.join(gid, 0, player="a"))["token"]
+        t1 = (await client.join(gid, 1, player="b"))["token"]
+        streams = [client.updates(gid, t, 0) for t in (t0, t1)]
+        first = [await anext(s) for s in streams]  # both seats' sessions are open
+        assert set(client._sessions) == {(gid, t0), (gid, t1)}
+        actions = first[0].actions
+        errors = {}
+        for name, call in {
+            "wrong_turn": client.submit(gid, t1, "c1", actions[0]),
+            "conflict": client.submit(gid, t0, "c2", actions[0], expected_version=1),
+            "no_command_id": client.submit(gid, t0, "", actions[0]),
+        }.items():
+            try:
+                await call
+            except GatewayError as exc:
+                errors[name] = (exc.status, exc.code)
+        done = await client.submit(gid, t0, "c3", actions[0], expected_version=first[0].version)
+        seen = [await anext(s) for s in streams]
+        for s in streams:
+            await s.aclose()
+        return errors, done, first, seen
+
+    errors, done, first, seen = serve_and(fake_stack, scenario)
+    assert errors == {"wrong_turn": (422, "not_your_turn"), "conflict": (409, "version_conflict"),
+                      "no_command_id": (400, "missing_command_id")}
+    assert done["seat"] == 0 and not done["duplicate"]
+    assert [u.version for u in seen] == [done["version"]] * 2 and seen[0].view != seen[1].view
+    assert not seen[0].actions or not seen[1].actions or seen[0].actions != seen[1].actions
+
+
+def test_the_moves_went_on_the_stream(fake_stack):
+    """Counted by the gateway: moves on Play, not SubmitCommand calls."""
+    settings, aredis, _, router = fake_stack
+
+    async def main():
+        gw = Gateway(settings, aredis, router=router)
+        server, port = await start_server(gw, "127.0.0.1", 0)
+        client = GrpcGateway(f"127.0.0.1:{port}", timeout_s=10)
+        try:
+            gid = (await client.create_table("pebbles", 2))["game_id"]
+            t0 = (await client.join(gid, 0, player="a"))["token"]
+            await client.join(gid, 1, player="b")
+            stream = client.updates(gid, t0, 0)
+            update = await anext(stream)
+            await client.submit(gid, t0, "m1", update.actions[0], expected_version=update.version)
+            await stream.aclose()
+            counts = {(s.labels["method"], s.labels["code"]): s.value for m in gw.metrics.grpc.collect()
+                      for s in m.samples if s.name.endswith("_total")}
+            return counts
+        finally:
+            await client.close()
+            await server.stop(0)
+            await gw.close()
+
+    counts = asyncio.run(main())
+    assert counts.get(("PlayMove", "OK")) == 1 and counts.get(("SubmitCommand", "OK"), 0) == 0
+
+
+def test_play_refuses_a_stream_that_does_not_start_with_start(fake_stack):
+    async def scenario(client, address):
+        async with grpc.aio.insecure_channel(address) as channel:
+            call = channel.stream_stream(f"/{SERVICE.full_name}/Play",
+                                         request_serializer=gateway_pb2.PlayRequest.SerializeToString,
+                                         response_deserializer=gateway_pb2.PlayResponse.FromString)()
+            await call.write(gateway_pb2.PlayRequest(move=gateway_pb2.PlayMove(tag=1)))
+            try:
+                await call.read()
+            except grpc.aio.AioRpcError as error:
+                return error.code(), error.details()
+            return await call.code(), ""
+
+    code, details = serve_and(fake_stack, scenario)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "play_start_first" in details
+
+
+def test_a_move_for_another_game_is_refused_and_the_stream_goes_on(fake_stack):
+    async def scenario(client, address):
+        gid = (await client.create_table("pebbles", 2))["game_id"]
+        t0 = (await client.join(gid, 0, player="a"))["token"]
+        await client.join(gid, 1, player="b")
+        stream = client.updates(gid, t0, 0)
+        update = await anext(stream)
+        session = client._sessions[(gid, t0)]
+        wrong = gateway_pb2.SubmitCommandRequest(game_id="pebbles-other", command_id="x", action_json="{}")
+        answer = await session.move(wrong, 5)
+        done = await client.submit(gid, t0, "m1", update.actions[0], expected_version=update.version)
+        await stream.aclose()
+        return answer, done
+
+    answer, done = serve_and(fake_stack, scenario)
+    assert answer.rejection.code == "wrong_game" and answer.status_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert done["version"] > 0
+
+
+def test_a_gateway_without_play_gets_the_separate_calls():
+    class OldGateway(gateway_pb2_grpc.GatewayServiceServicer):
+        async def StreamUpdates(self, request, context):
+            yield gateway_pb2.StreamUpdatesResponse(version=request.from_version + 1, view_json="{}")
+
+    async def main():
+        server = grpc.aio.server()
+        gateway_pb2_grpc.add_GatewayServiceServicer_to_server(OldGateway(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        client = GrpcGateway(f"127.0.0.1:{port}", timeout_s=5)
+        try:
+            stream = client.updates("g-1", "token", 4)
+            update = await anext(stream)
+            await stream.aclose()
+            return update, client.play_streams
+        finally:
+            await client.close()
+            await server.stop(0)
+
+    update, play_streams = asyncio.run(main())
+    assert update.version == 5 and play_streams is False

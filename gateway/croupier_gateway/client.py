@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 import httpx
 
+from croupier.engine.codec import canonical_json, loads
 from croupier.rules.errors import REJECTION_METADATA
 from croupier.v1 import events_pb2, gateway_pb2, gateway_pb2_grpc
 
@@ -156,7 +157,7 @@ class HttpGateway:
                     if code == 1000:
                         return
                     raise ConnectionError(f"stream closed with {code}") from None
-                data = json.loads(text)
+                data = loads(text)
                 if "error" in data:
                     err = data["error"]
                     status = {"malformed": 400, "unauthenticated": 401, "forbidden": 403, "not_found": 404,
@@ -307,7 +308,7 @@ class GrpcGateway:
     async def submit(self, game_id: str, token: str, command_id: str, action: Mapping[str, Any], *,
                      expected_version: int | None = None, wait: bool = True) -> dict:
         request = gateway_pb2.SubmitCommandRequest(game_id=game_id, command_id=command_id,
-                                                   action_json=json.dumps(dict(action)), no_wait=not wait)
+                                                   action_json=canonical_json(dict(action)), no_wait=not wait)
         if expected_version is not None:
             request.expected_version = expected_version
         session = self._sessions.get((game_id, token))
@@ -332,7 +333,7 @@ class GrpcGateway:
                                        metadata=metadata)
         try:
             async for item in call:
-                yield Update(item.version, json.loads(item.view_json), [json.loads(a) for a in item.actions_json])
+                yield Update(item.version, loads(item.view_json), [loads(a) for a in item.actions_json])
         except grpc.aio.AioRpcError as error:
             if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                 raise ConnectionError(f"stream ended: {error.code().name}") from None
@@ -361,7 +362,7 @@ class GrpcGateway:
                     raise self._error(item)
                 if isinstance(item, Exception):
                     raise item
-                yield Update(item.version, json.loads(item.view_json), [json.loads(a) for a in item.actions_json])
+                yield Update(item.version, loads(item.view_json), [loads(a) for a in item.actions_json])
         finally:
             if self._sessions.get(key) is session:
                 del self._sessions[key]

@@ -23,7 +23,7 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 from redis.exceptions import RedisError
 
-from croupier.engine.codec import canonical_json
+from croupier.engine.codec import canonical_json, loads
 from croupier.rules.errors import KIND_TO_PROTO, REJECTION_METADATA
 from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
 from croupier.v1 import events_pb2, gateway_pb2
@@ -136,7 +136,7 @@ class GatewayServicer:
         claims = await self.gw.seat_claims(token, request.game_id)
         snap = await self.gw.snapshot(request.game_id, claims)
         return gateway_pb2.ListActionsResponse(version=snap.version, seat=claims.seat,
-                                               actions_json=[canonical_json(a) for a in json.loads(snap.actions)])
+                                               actions_json=[canonical_json(a) for a in loads(snap.actions)])
 
     async def SubmitCommand(self, request, context, token):
         return await self.submit(request, token)
@@ -254,7 +254,7 @@ class GatewayServicer:
 
 def _update(snap: Any) -> gateway_pb2.StreamUpdatesResponse:
     return gateway_pb2.StreamUpdatesResponse(version=snap.version, view_json=snap.view,
-                                             actions_json=[canonical_json(a) for a in json.loads(snap.actions)])
+                                             actions_json=[canonical_json(a) for a in loads(snap.actions)])
 
 
 def _rejection(exc: ApiError) -> events_pb2.Rejection:

@@ -18,6 +18,7 @@ import httpx
 
 from croupier.engine.codec import canonical_json, loads
 from croupier.rules.errors import REJECTION_METADATA
+from croupier.tagged import StreamEnded, TaggedCall
 from croupier.v1 import events_pb2, gateway_pb2, gateway_pb2_grpc
 
 GRPC_TO_HTTP = {
@@ -169,68 +170,6 @@ class HttpGateway:
 STATUS_BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
 
 
-class _PlaySession:
-    """A seat's open Play stream: its moves go out through one writer task (grpc.aio cancels
-    the whole call when a write is cancelled), and its reader task hands each answer to the
-    move with its tag and each update to the stream's consumer."""
-
-    def __init__(self, call: Any):
-        self.call = call
-        self.open = True
-        self.pending: dict[int, asyncio.Future] = {}
-        self.outbox: asyncio.Queue = asyncio.Queue()
-        self.updates: asyncio.Queue = asyncio.Queue()
-        self.tag = 0
-
-    async def write_loop(self) -> None:
-        try:
-            while (message := await self.outbox.get()) is not None:
-                await self.call.write(message)
-        except Exception:  # noqa: BLE001 - the call is over; the reader ends the session
-            pass
-
-    async def read_loop(self) -> None:
-        end: Any = None
-        try:
-            while (response := await self.call.read()) is not grpc.aio.EOF:
-                if response.WhichOneof("kind") == "update":
-                    self.updates.put_nowait(response.update)
-                else:
-                    future = self.pending.pop(response.answer.tag, None)
-                    if future is not None and not future.done():
-                        future.set_result(response.answer)
-        except grpc.aio.AioRpcError as error:
-            end = error
-        except asyncio.CancelledError:
-            end = ConnectionError("stream closed")
-        finally:
-            self.close()
-            self.updates.put_nowait(end or grpc.aio.EOF)
-
-    def close(self) -> None:
-        self.open = False
-        self.outbox.put_nowait(None)
-        for future in self.pending.values():
-            if not future.done():
-                future.set_result(None)  # unanswered: the caller retries it unary, same command_id
-        self.pending.clear()
-
-    async def move(self, request: Any, timeout_s: float) -> Any:
-        """The move's PlayAnswer, or None when the stream ended before answering it."""
-        self.tag += 1
-        tag = self.tag
-        future = asyncio.get_running_loop().create_future()
-        self.pending[tag] = future
-        self.outbox.put_nowait(gateway_pb2.PlayRequest(move=gateway_pb2.PlayMove(tag=tag, command=request)))
-        try:
-            async with asyncio.timeout(timeout_s):
-                return await future
-        except TimeoutError:
-            raise GatewayError(503, "deadline_exceeded", "the gateway did not answer the move in time") from None
-        finally:
-            self.pending.pop(tag, None)
-
-
 class GrpcGateway:
     """The same over gRPC (croupier.v1.GatewayService). A seat's updates come on a Play
     stream, and while it is open the seat's moves go on it too (`play_streams=False`: the
@@ -242,7 +181,7 @@ class GrpcGateway:
         self.channel = grpc.aio.insecure_channel(address)
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
         self.play_streams = play_streams
-        self._sessions: dict[tuple[str, str], _PlaySession] = {}
+        self._sessions: dict[tuple[str, str], TaggedCall] = {}  # (game, seat token) -> its open Play
 
     async def close(self) -> None:
         await self.channel.close()
@@ -312,7 +251,15 @@ class GrpcGateway:
         if expected_version is not None:
             request.expected_version = expected_version
         session = self._sessions.get((game_id, token))
-        answer = await session.move(request, self.timeout_s) if session is not None and session.open else None
+        answer = None
+        if session is not None and session.open:
+            try:
+                answer = (await session.ask(lambda tag: gateway_pb2.PlayRequest(
+                    move=gateway_pb2.PlayMove(tag=tag, command=request)), self.timeout_s)).answer
+            except TimeoutError:
+                raise GatewayError(503, "deadline_exceeded", "the gateway did not answer the move in time") from None
+            except StreamEnded:
+                pass  # the stream ended first: the move goes unary below, with the same command_id
         if answer is not None and answer.HasField("rejection"):
             status = STATUS_BY_NUMBER.get(answer.status_code, grpc.StatusCode.UNKNOWN)
             raise GatewayError(GRPC_TO_HTTP.get(status, 500), answer.rejection.code, answer.rejection.message)
@@ -343,15 +290,17 @@ class GrpcGateway:
 
 
     async def _play(self, game_id: str, token: str, from_version: int, metadata: Any) -> AsyncIterator[Update | None]:
-        call = self.stub.Play(metadata=metadata)
-        session = _PlaySession(call)
+        updates: asyncio.Queue = asyncio.Queue()
+        session = TaggedCall(self.stub.Play(metadata=metadata),
+                             lambda r: r.answer.tag if r.WhichOneof("kind") == "answer" else None,
+                             on_other=lambda r: updates.put_nowait(r.update),
+                             on_end=lambda error: updates.put_nowait(error or grpc.aio.EOF))
+        session.send(gateway_pb2.PlayRequest(start=gateway_pb2.StreamUpdatesRequest(game_id=game_id,
+                                                                                  from_version=from_version)))
         key = (game_id, token)
         self._sessions[key] = session
-        helpers = [asyncio.ensure_future(session.read_loop()), asyncio.ensure_future(session.write_loop())]
-        session.outbox.put_nowait(gateway_pb2.PlayRequest(
-            start=gateway_pb2.StreamUpdatesRequest(game_id=game_id, from_version=from_version)))
         try:
-            while (item := await session.updates.get()) is not grpc.aio.EOF:
+            while (item := await updates.get()) is not grpc.aio.EOF:
                 if isinstance(item, grpc.aio.AioRpcError):
                     if item.code() == grpc.StatusCode.UNIMPLEMENTED:
                         self.play_streams = False
@@ -360,16 +309,11 @@ class GrpcGateway:
                     if item.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                         raise ConnectionError(f"stream ended: {item.code().name}")
                     raise self._error(item)
-                if isinstance(item, Exception):
-                    raise item
                 yield Update(item.version, loads(item.view_json), [loads(a) for a in item.actions_json])
         finally:
             if self._sessions.get(key) is session:
                 del self._sessions[key]
-            session.close()
-            call.cancel()
-            for helper in helpers:
-                helper.cancel()
+            await session.close()
 
 
 def connect(url: str, **kwargs: Any) -> HttpGateway | GrpcGateway:

@@ -9,7 +9,6 @@ INTERNAL that grpc answers by default.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -26,6 +25,7 @@ from redis.exceptions import RedisError
 from croupier.engine.codec import canonical_json, loads
 from croupier.rules.errors import KIND_TO_PROTO, REJECTION_METADATA
 from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
+from croupier.tagged import answer_each
 from croupier.v1 import events_pb2, gateway_pb2
 from croupier_gateway.core import Gateway
 from croupier_gateway.errors import ApiError, bad_request, store_unavailable
@@ -170,9 +170,8 @@ class GatewayServicer:
             self.gw.open_streams -= 1
 
     async def Play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
-        """StreamUpdates and SubmitCommand on one stream (gateway.proto). Updates are pumped by
-        one task, each move is a task of its own, and their answers meet in one queue that
-        this generator writes out, one write at a time."""
+        """StreamUpdates and SubmitCommand on one stream (gateway.proto): the updates and the
+        moves' answers (croupier.tagged.answer_each, a Task per move) go out as they come."""
         first = await anext(aiter(requests), None)
         if first is None or isinstance(first, _Unparsable) or first.WhichOneof("kind") != "start":
             raise bad_request("play_start_first", "the first request on Play is `start`", "start")
@@ -181,34 +180,26 @@ class GatewayServicer:
         if self.gw.open_streams >= self.gw.s.max_streams:
             raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
         peer = _peer(context)
-        out: asyncio.Queue = asyncio.Queue()
-        state = {"waiting": 0, "updating": True}
-        tasks: set[asyncio.Task] = set()
         moves_ok = self.gw.metrics.grpc.labels("PlayMove", "OK")
         move_latency = self.gw.metrics.grpc_latency.labels("PlayMove")
 
-        def settle() -> None:
-            if not state["updating"] and not state["waiting"]:
-                out.put_nowait(None)  # the game is over and every move taken is answered
+        def accept(message) -> None:
+            if isinstance(message, _Unparsable) or message.WhichOneof("kind") != "move":
+                raise bad_request("play_moves_only", "after `start`, Play takes only `move` requests", "move")
 
-        async def pump() -> None:
+        async def updates() -> AsyncIterator[gateway_pb2.PlayResponse]:
             try:
                 async for snap in self.gw.updates(game_id, claims, from_version):
                     self.gw.metrics.stream_messages.inc()
-                    out.put_nowait(gateway_pb2.PlayResponse(update=_update(snap)))
+                    yield gateway_pb2.PlayResponse(update=_update(snap))
             except RedisError:
-                out.put_nowait(store_unavailable())
-            except ApiError as exc:
-                out.put_nowait(exc)
-            finally:
-                state["updating"] = False
-                settle()
+                raise store_unavailable() from None
 
-        async def move(message) -> None:
+        async def move(message) -> gateway_pb2.PlayResponse:
             started = time.perf_counter()
-            answer = gateway_pb2.PlayAnswer(tag=message.tag)
+            answer = gateway_pb2.PlayAnswer(tag=message.move.tag)
             try:
-                command = message.command
+                command = message.move.command
                 if command.game_id and command.game_id != game_id:
                     raise bad_request("wrong_game", f"this stream plays {game_id}", "game_id")
                 command.game_id = game_id
@@ -222,34 +213,15 @@ class GatewayServicer:
                 answer.rejection.CopyFrom(_rejection(exc))
                 answer.status_code = exc.grpc_status.value[0]
                 self.gw.metrics.grpc.labels("PlayMove", exc.grpc_status.name).inc()
-            finally:
-                move_latency.observe(time.perf_counter() - started)
-                state["waiting"] -= 1
-                out.put_nowait(gateway_pb2.PlayResponse(answer=answer))
-                settle()
-
-        async def read() -> None:
-            async for message in requests:
-                if isinstance(message, _Unparsable) or message.WhichOneof("kind") != "move":
-                    out.put_nowait(bad_request("play_moves_only", "after `start`, Play takes only `move` requests",
-                                               "move"))
-                    return
-                state["waiting"] += 1
-                task = asyncio.create_task(move(message.move))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
+            move_latency.observe(time.perf_counter() - started)
+            return gateway_pb2.PlayResponse(answer=answer)
 
         self.gw.open_streams += 1
-        helpers = [asyncio.create_task(pump()), asyncio.create_task(read())]
         try:
-            while (item := await out.get()) is not None:
-                if isinstance(item, ApiError):
-                    raise item
+            async for item in answer_each(requests, move, accept=accept, also=updates()):
                 yield item
         finally:
             self.gw.open_streams -= 1
-            for helper in helpers:
-                helper.cancel()
 
 
 def _update(snap: Any) -> gateway_pb2.StreamUpdatesResponse:

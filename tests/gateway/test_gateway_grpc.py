@@ -232,7 +232,8 @@ def test_a_move_for_another_game_is_refused_and_the_stream_goes_on(fake_stack):
         update = await anext(stream)
         session = client._sessions[(gid, t0)]
         wrong = gateway_pb2.SubmitCommandRequest(game_id="pebbles-other", command_id="x", action_json="{}")
-        answer = await session.move(wrong, 5)
+        answer = (await session.ask(lambda tag: gateway_pb2.PlayRequest(
+            move=gateway_pb2.PlayMove(tag=tag, command=wrong)), 5)).answer
         done = await client.submit(gid, t0, "m1", update.actions[0], expected_version=update.version)
         await stream.aclose()
         return answer, done

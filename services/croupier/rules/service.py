@@ -28,6 +28,7 @@ from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
 from croupier.rules.store import ensure_topic, partition_for
 from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
+from croupier.tagged import answer_each
 from croupier.v1 import rules_pb2, rules_pb2_grpc
 
 log = structlog.get_logger("croupier.rules")
@@ -187,49 +188,21 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return await self._command(request, context)
 
     async def HandleCommands(self, request_iterator, context):
-        """Many moves on one stream: each answered, by tag, as soon as it is done. The reader
-        starts a Task per move, so the moves of different games run side by side as they
-        would on separate calls; the answers go out through one queue, one write at a time."""
-        answers: asyncio.Queue = asyncio.Queue()
-        state = {"waiting": 0, "reading": True}
+        """Many moves on one stream, each answered by tag as soon as it is done
+        (croupier.tagged.answer_each: a Task per move, so the moves of different games run
+        side by side as they would on separate calls)."""
+        async for response in answer_each(request_iterator, self._tagged_command, readers=self._streams):
+            yield response
 
-        async def one(message) -> None:
-            try:
-                response = rules_pb2.HandleCommandsResponse(tag=message.tag,
-                                                            response=await self._command(message.command, None))
-            except Refused as refused:
-                response = rules_pb2.HandleCommandsResponse(tag=message.tag,
-                                                            rejection=to_proto(refused.rejection, refused.owner))
-            except Exception:  # a bug must still answer its move, as a unary call would (UNKNOWN)
-                log.exception("command_failed", game_id=message.command.game_id, command_id=message.command.command_id)
-                response = rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(
-                    Rejection("internal_error", "the rules service failed on this command; retry it", UNAVAILABLE)))
-            state["waiting"] -= 1
-            answers.put_nowait(response)
-            if not state["reading"] and not state["waiting"]:
-                answers.put_nowait(None)
-
-        async def read() -> None:
-            try:
-                async for message in request_iterator:
-                    state["waiting"] += 1
-                    task = asyncio.create_task(one(message))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-            finally:
-                state["reading"] = False
-                if not state["waiting"]:
-                    answers.put_nowait(None)
-
-        tasks: set[asyncio.Task] = set()
-        reader = asyncio.create_task(read())
-        self._streams.add(reader)
+    async def _tagged_command(self, message) -> rules_pb2.HandleCommandsResponse:
         try:
-            while (response := await answers.get()) is not None:
-                yield response
-        finally:
-            self._streams.discard(reader)
-            reader.cancel()
+            return rules_pb2.HandleCommandsResponse(tag=message.tag, response=await self._command(message.command, None))
+        except Refused as refused:
+            return rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(refused.rejection, refused.owner))
+        except Exception:  # a bug must still answer its move, as a unary call would (UNKNOWN)
+            log.exception("command_failed", game_id=message.command.game_id, command_id=message.command.command_id)
+            return rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(
+                Rejection("internal_error", "the rules service failed on this command; retry it", UNAVAILABLE)))
 
     def close_streams(self) -> None:
         """Stop reading every open HandleCommands stream: each ends (OK) once the moves it

@@ -170,6 +170,10 @@ class HttpGateway:
 STATUS_BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
 
 
+def _as_update(item: gateway_pb2.StreamUpdatesResponse) -> Update:
+    return Update(item.version, loads(item.view_json), [loads(a) for a in item.actions_json])
+
+
 class GrpcGateway:
     """The same over gRPC (croupier.v1.GatewayService). A seat's updates come on a Play
     stream, and while it is open the seat's moves go on it too (`play_streams=False`: the
@@ -194,6 +198,12 @@ class GrpcGateway:
                 rej = events_pb2.Rejection.FromString(value)
                 code, message = rej.code, rej.message
         return GatewayError(GRPC_TO_HTTP.get(error.code(), 500), code, message)
+
+    def _stream_error(self, error: grpc.aio.AioRpcError) -> Exception:
+        """A stream's end: dropped (reconnect and resume) or refused (a GatewayError)."""
+        if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+            return ConnectionError(f"stream ended: {error.code().name}")
+        return self._error(error)
 
     async def _call(self, method: str, request: Any, token: str | None = None, timeout_s: float | None = None) -> Any:
         metadata = (("authorization", f"Bearer {token}"),) if token else ()
@@ -280,14 +290,11 @@ class GrpcGateway:
                                        metadata=metadata)
         try:
             async for item in call:
-                yield Update(item.version, loads(item.view_json), [loads(a) for a in item.actions_json])
+                yield _as_update(item)
         except grpc.aio.AioRpcError as error:
-            if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
-                raise ConnectionError(f"stream ended: {error.code().name}") from None
-            raise self._error(error) from None
+            raise self._stream_error(error) from None
         finally:
             call.cancel()
-
 
     async def _play(self, game_id: str, token: str, from_version: int, metadata: Any) -> AsyncIterator[Update | None]:
         updates: asyncio.Queue = asyncio.Queue()
@@ -306,10 +313,8 @@ class GrpcGateway:
                         self.play_streams = False
                         yield None
                         return
-                    if item.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
-                        raise ConnectionError(f"stream ended: {item.code().name}")
-                    raise self._error(item)
-                yield Update(item.version, loads(item.view_json), [loads(a) for a in item.actions_json])
+                    raise self._stream_error(item)
+                yield _as_update(item)
         finally:
             if self._sessions.get(key) is session:
                 del self._sessions[key]

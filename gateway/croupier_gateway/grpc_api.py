@@ -163,11 +163,17 @@ class GatewayServicer:
             raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
         self.gw.open_streams += 1
         try:
-            async for snap in self.gw.updates(request.game_id, claims, int(request.from_version)):
-                self.gw.metrics.stream_messages.inc()
-                yield _update(snap)
+            async for update in self._updates(request.game_id, claims, int(request.from_version)):
+                yield update
         finally:
             self.gw.open_streams -= 1
+
+    async def _updates(self, game_id: str, claims, from_version: int) -> AsyncIterator[gateway_pb2.StreamUpdatesResponse]:
+        """The caller's view after every change (StreamUpdates, and Play's updates). A
+        RedisError goes up to the stream's handler, which answers store_unavailable."""
+        async for snap in self.gw.updates(game_id, claims, from_version):
+            self.gw.metrics.stream_messages.inc()
+            yield _update(snap)
 
     async def Play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
         """StreamUpdates and SubmitCommand on one stream (gateway.proto): the updates and the
@@ -186,14 +192,6 @@ class GatewayServicer:
         def accept(message) -> None:
             if isinstance(message, _Unparsable) or message.WhichOneof("kind") != "move":
                 raise bad_request("play_moves_only", "after `start`, Play takes only `move` requests", "move")
-
-        async def updates() -> AsyncIterator[gateway_pb2.PlayResponse]:
-            try:
-                async for snap in self.gw.updates(game_id, claims, from_version):
-                    self.gw.metrics.stream_messages.inc()
-                    yield gateway_pb2.PlayResponse(update=_update(snap))
-            except RedisError:
-                raise store_unavailable() from None
 
         async def move(message) -> gateway_pb2.PlayResponse:
             started = time.perf_counter()
@@ -218,7 +216,8 @@ class GatewayServicer:
 
         self.gw.open_streams += 1
         try:
-            async for item in answer_each(requests, move, accept=accept, also=updates()):
+            updates = (gateway_pb2.PlayResponse(update=u) async for u in self._updates(game_id, claims, from_version))
+            async for item in answer_each(requests, move, accept=accept, also=updates):
                 yield item
         finally:
             self.gw.open_streams -= 1

@@ -26,8 +26,8 @@ import structlog
 
 from croupier.engine.contract import Rejection
 from croupier.projector.keys import Keys
-from croupier.rules.client import CommandStream, Refusal, RulesClient
-from croupier.rules.errors import RETRYABLE, from_rpc_error
+from croupier.rules.client import CommandStream, RulesClient
+from croupier.rules.errors import RETRYABLE, Refusal, from_rpc_error
 from croupier.rules.store import partition_for
 
 log = structlog.get_logger("croupier.gateway")

@@ -14,7 +14,7 @@ from typing import Any
 import grpc
 
 from croupier.engine.contract import Rejection
-from croupier.rules.errors import PROTO_TO_KIND, RETRYABLE, from_rpc_error
+from croupier.rules.errors import RETRYABLE, Refusal, from_proto, from_rpc_error
 from croupier.tagged import StreamEnded, TaggedCall
 from croupier.v1 import rules_pb2, rules_pb2_grpc
 
@@ -63,15 +63,6 @@ class RulesClient:
         self._channels.clear()
 
 
-class Refusal(Exception):
-    """A move refused on a stream: the Rejection, and the owner's address for not_owner."""
-
-    def __init__(self, rejection: Rejection, owner: str = ""):
-        super().__init__(rejection.code)
-        self.rejection = rejection
-        self.owner = owner
-
-
 def _unavailable(message: str) -> Refusal:
     return Refusal(Rejection("unavailable", message, "unavailable"))
 
@@ -101,8 +92,7 @@ class CommandStream:
             self.unsupported = self.unsupported or ended.unimplemented
             raise _unavailable(f"the command stream ended ({ended}); retry the same command_id") from None
         if response.WhichOneof("outcome") == "rejection":
-            msg = response.rejection
-            raise Refusal(Rejection(msg.code, msg.message, PROTO_TO_KIND.get(msg.kind, "unavailable")), msg.owner)
+            raise Refusal(*from_proto(response.rejection))
         return response.response
 
     async def close(self) -> None:
@@ -111,4 +101,4 @@ class CommandStream:
             await call.close()
 
 
-__all__ = ["CommandStream", "Refusal", "RulesClient", "Rejection"]
+__all__ = ["CommandStream", "RulesClient", "Rejection"]

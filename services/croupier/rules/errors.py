@@ -35,6 +35,21 @@ KIND_TO_STATUS = {
 RETRYABLE = frozenset({"not_owner", "unavailable"})
 
 
+class Refusal(Exception):
+    """A Rejection carried as an exception where no gRPC status ends the call (a move on a
+    HandleCommands stream, either end), with the owner's address for not_owner."""
+
+    def __init__(self, rejection: Rejection, owner: str = ""):
+        super().__init__(rejection.code)
+        self.rejection = rejection
+        self.owner = owner
+
+
+def from_proto(msg: events_pb2.Rejection) -> tuple[Rejection, str]:
+    """The Rejection a croupier.v1.Rejection carries, and the owner it names."""
+    return Rejection(msg.code, msg.message, PROTO_TO_KIND.get(msg.kind, "unavailable")), msg.owner
+
+
 def to_proto(rejection: Rejection, owner: str = "") -> events_pb2.Rejection:
     return events_pb2.Rejection(
         kind=KIND_TO_PROTO.get(rejection.kind, events_pb2.REJECTION_KIND_UNSPECIFIED),
@@ -54,8 +69,7 @@ def from_rpc_error(error: grpc.RpcError) -> tuple[Rejection, str]:
     metadata = error.trailing_metadata() or ()
     for key, value in metadata:
         if key == REJECTION_METADATA:
-            msg = events_pb2.Rejection.FromString(value)
-            return Rejection(msg.code, msg.message, PROTO_TO_KIND.get(msg.kind, "unavailable")), msg.owner
+            return from_proto(events_pb2.Rejection.FromString(value))
     code = error.code()
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED,
                 grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL):

@@ -21,7 +21,7 @@ from croupier.engine import registry
 from croupier.engine.codec import canonical_json
 from croupier.engine.contract import NOT_FOUND, Rejection
 from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
-from croupier.rules.errors import KIND_TO_STATUS, to_proto, trailing
+from croupier.rules.errors import KIND_TO_STATUS, Refusal, to_proto, trailing
 from croupier.rules.metrics import RulesMetrics
 from croupier.rules.partition import NOT_OWNER, READY, UNAVAILABLE, Outcome, Pending
 from croupier.rules.replica import Replica
@@ -37,15 +37,6 @@ COMMAND_TIMEOUT_S = 10.0
 OWNERS_REFRESH_S = 2.0
 MAX_ID = 128
 MAX_ACTION_JSON = 16 * 1024
-
-
-class Refused(Exception):
-    """A write's refusal on its way to a stream's answer (a unary call aborts instead)."""
-
-    def __init__(self, rejection: Rejection, owner: str = ""):
-        super().__init__(rejection.code)
-        self.rejection = rejection
-        self.owner = owner
 
 
 def owners_key(prefix: str, game: str) -> str:
@@ -115,7 +106,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             owner_addr = self.owners(partition_for(game_id, self.replica.partitions)) if exc.kind == NOT_OWNER and game_id else ""
             if context is None:
                 self.metrics.rejections.labels(self.s.game, exc.code).inc()
-                raise Refused(exc, owner_addr) from None
+                raise Refusal(exc, owner_addr) from None
             await self._abort(context, exc, owner_addr)
             return None
         # Labelled children are looked up once per rpc: .labels() takes a lock and builds a key.
@@ -197,8 +188,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def _tagged_command(self, message) -> rules_pb2.HandleCommandsResponse:
         try:
             return rules_pb2.HandleCommandsResponse(tag=message.tag, response=await self._command(message.command, None))
-        except Refused as refused:
-            return rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(refused.rejection, refused.owner))
+        except Refusal as refusal:
+            return rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(refusal.rejection, refusal.owner))
         except Exception:  # a bug must still answer its move, as a unary call would (UNKNOWN)
             log.exception("command_failed", game_id=message.command.game_id, command_id=message.command.command_id)
             return rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(
@@ -212,7 +203,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
     async def _command(self, request, context) -> rules_pb2.HandleCommandResponse:
         """A move: with a context (unary) a refusal aborts the call; without one (a stream)
-        it raises Refused."""
+        it raises Refusal."""
         try:
             if len(request.action_json) > MAX_ACTION_JSON:
                 raise Rejection("action_too_large", f"an action is at most {MAX_ACTION_JSON} bytes", "malformed")
@@ -227,7 +218,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             self.metrics.commands.labels(self.s.game, "HandleCommand", exc.kind).inc()
             if context is None:
                 self.metrics.rejections.labels(self.s.game, exc.code).inc()
-                raise Refused(exc) from None
+                raise Refusal(exc) from None
             await self._abort(context, exc)
             return rules_pb2.HandleCommandResponse()
         expected = request.expected_version if request.HasField("expected_version") else None

@@ -17,7 +17,13 @@ address opening hundreds of tables). Then, in one run:
    the generator) is sampled once a second: the busiest one names the bottleneck;
 5. failover: a standby replica of one game joins, the first is killed (SIGKILL), and the time
    and events/s for the standby to rebuild the games of the partitions it takes over;
-6. propagation, on the quiet stack: one table of two heuristic seats through the gateway; the
+6. the floor of a move (bench/floor.py), on the quiet stack before the think run: a message on
+   an open gRPC stream and a one-record Kafka transaction, each measured bare at the think
+   run's rates; the think run's messages and transactions per move are counted from the
+   gateway's and the replicas' metrics, and their product is what a move costs at least in
+   this design here, next to the CPU the think run spent per move and the budget the offered
+   load leaves (the cores ÷ the offered moves/s);
+7. propagation, on the quiet stack: one table of two heuristic seats through the gateway; the
    time from a move's acknowledgement to the next update on a seat's stream (the events'
    way through Kafka, the projector, Redis and the gateway's fan-out to the other seat).
 
@@ -51,6 +57,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from common import RESULTS, delete_topics, pct, write  # noqa: E402
+from floor import stream_echo, transactions  # noqa: E402
 
 from croupier.engine import registry  # noqa: E402
 from croupier_gateway.launcher import Launcher, Process, free_port  # noqa: E402
@@ -202,6 +209,31 @@ def stack_pids(stack) -> dict[str, list[int]]:
     return out
 
 
+class TrafficSampler(threading.Thread):
+    """`traffic()` every few seconds during a run, so the counts can be read over the measured
+    run only (the warm-up of a staggered start plays at full speed, where group commit
+    batches more)."""
+
+    def __init__(self, launcher: Launcher, every_s: float = 2.0):
+        super().__init__(daemon=True)
+        self.launcher, self.every_s = launcher, every_s
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while True:
+            self.samples.append((time.time(), traffic(self.launcher)))
+            if self.done.wait(self.every_s):
+                return
+
+    def stop(self, window: list[float] | None) -> tuple[dict, dict] | None:
+        """The first sample inside the window and the last one inside it."""
+        self.done.set()
+        self.join(15)
+        inside = [(t, c) for t, c in self.samples if not window or window[0] <= t <= window[1]]
+        return (inside[0][1], inside[-1][1]) if len(inside) >= 2 else None
+
+
 def loadtest(launcher: Launcher, stack, name: str, *flags: str) -> dict:
     import psutil
 
@@ -221,15 +253,91 @@ def loadtest(launcher: Launcher, stack, name: str, *flags: str) -> dict:
             pass
         return {**procs, **stack_pids(stack)}
 
-    sampler = CpuSampler(processes)
+    sampler, counts = CpuSampler(processes), TrafficSampler(launcher)
     sampler.start()
+    counts.start()
     code = generator.wait()
     report = json.loads(out.read_text())
     report["exit_code"] = code
     # Over the measured run only: a staggered start plays its warm-up at full speed first.
     report["cpu"] = sampler.stop(report.get("window_unix"))
+    report["traffic"] = counts.stop(report.get("window_unix"))
     print(f"cpu during the run: {report['cpu']}", flush=True)
     return report
+
+
+def scrape(url: str) -> list[tuple[str, dict, float]]:
+    """A Prometheus page's samples (name, labels, value); none when it cannot be read."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        text = httpx.get(url, timeout=10).text
+    except httpx.HTTPError:
+        return []
+    return [(s.name, s.labels, s.value) for family in text_string_to_metric_families(text) for s in family.samples]
+
+
+def traffic(launcher: Launcher) -> dict[str, float]:
+    """Counts so far of what a move costs in messages and transactions: the moves the gateway
+    answered OK, the messages between the players and the gateway (a unary call or a move on
+    Play is two, a stream's start one, each update one), those between the gateway and the
+    replicas (two a call, on a stream or not), and the replicas' transactions."""
+    gateway = scrape(f"{launcher.http_url}/metrics")
+    rules = [s for port in launcher.metrics_ports.values() for s in scrape(f"http://127.0.0.1:{port}/metrics")]
+
+    def total(samples, name: str, where=lambda labels: True) -> float:
+        return sum(value for n, labels, value in samples if n == name and where(labels))
+
+    grpc = "croupier_gateway_grpc_requests_total"
+    streams = {"Play", "StreamUpdates"}
+    return {
+        "moves": total(gateway, grpc, lambda lb: lb["code"] == "OK" and lb["method"] in ("PlayMove", "SubmitCommand")),
+        "player_messages": 2 * total(gateway, grpc, lambda lb: lb["method"] not in streams)
+        + total(gateway, grpc, lambda lb: lb["method"] in streams)
+        + total(gateway, "croupier_gateway_stream_messages_total"),
+        "replica_messages": 2 * total(gateway, "croupier_gateway_rules_calls_total"),
+        "transactions": total(rules, "croupier_rules_append_seconds_count"),
+    }
+
+
+def floor_baselines(launcher: Launcher, stack, tables: int, think_ms: float, workers: int, seconds: float = 10.0) -> dict:
+    """bench/floor's two baselines at the think run's rates: the players' streams (two seats a
+    table, about four messages a move), the replicas' streams (one per game type, two a move),
+    one-record transactions at the offered moves/s over a writer per game type."""
+    from rules import broker_process
+
+    moves_per_s = tables / (think_ms / 1000.0) if think_ms else 500.0
+    games = len(launcher.games)
+    out = {"player_stream": stream_echo(2 * tables, 2 * moves_per_s, seconds, workers=workers),
+           "replica_stream": stream_echo(games, moves_per_s, seconds),
+           "transaction": transactions(stack.kafka_bootstrap, games, moves_per_s, seconds,
+                                       broker_process(stack.kafka_bootstrap))}
+    print(f"floor baselines: {out}", flush=True)
+    return out
+
+
+def floor(baselines: dict, counts: tuple[dict, dict] | None, think: dict) -> dict:
+    """The think run's messages and transactions per move (over its measured run), times
+    their bare cost."""
+    before, after = counts or ({}, {})
+    moves = after.get("moves", 0) - before.get("moves", 0)
+    if moves <= 0:
+        return {"baselines": baselines, "moves_counted": 0}
+    per_move = {k: round((after[k] - before[k]) / moves, 3) for k in ("player_messages", "replica_messages", "transactions")}
+    txn = baselines["transaction"]
+    parts = {"player_stream_ms": per_move["player_messages"] * baselines["player_stream"]["ms_per_message"],
+             "replica_stream_ms": per_move["replica_messages"] * baselines["replica_stream"]["ms_per_message"],
+             "transactions_ms": per_move["transactions"] * (txn["client_ms_per_transaction"] + txn["broker_ms_per_transaction"])}
+    ms = sum(parts.values())
+    cpu, rate = think.get("cpu") or {}, think.get("moves_per_s") or 0
+    cores = cpu.get("cores") or os.cpu_count() or 1
+    offered = think.get("offered_moves_per_s") or 0
+    return {"baselines": baselines, "moves_counted": int(moves), "per_move": per_move,
+            "floor_ms_per_move": round(ms, 3), "floor_parts": {k: round(v, 3) for k, v in parts.items()},
+            "measured_ms_per_move": round(cpu["machine_cpu_percent"] * 10 / rate, 3) if cpu.get("machine_cpu_percent") and rate else None,
+            "budget_ms_per_move": round(cores * 1000 / offered, 3) if offered else None,
+            "moves_per_s_at_floor": round(cores * 1000 / ms, 1) if ms else None}
 
 
 def summary(report: dict) -> dict:
@@ -392,6 +500,8 @@ def main(argv=None) -> int:
         results["idle_memory"] = idle_memory(launcher, args.idle_tables)
         results["echo_baseline"] = echo_baseline(args.workers, min(10.0, args.peak_duration))
         print(f"bare grpc.aio echo: {results['echo_baseline']}", flush=True)
+        baselines = floor_baselines(launcher, stack, args.tables, args.think_ms, args.workers,
+                                    5.0 if args.quick else 10.0)
         think = loadtest(launcher, stack, "think", "--game", "all", "--tables", str(args.tables), "--think-ms",
                          f"{args.think_ms:g}", "--duration", f"{args.duration:g}", "--workers", str(args.workers),
                          "--quiet")
@@ -401,6 +511,8 @@ def main(argv=None) -> int:
                             **summary(think)}
         results["peak"] = {"flags": {"tables": args.peak_tables, "think_ms": 0, "duration_s": args.peak_duration},
                            **summary(peak)}
+        results["floor"] = floor(baselines, think.get("traffic"), results["think"])
+        print(f"floor: {results['floor']}", flush=True)
         echo = results["echo_baseline"]["per_s"]
         results["ratios"] = {"peak_over_echo": round(peak["throughput_per_s"] / echo, 3) if echo else None}
         results["failover"] = failover(launcher, args.failover_game)

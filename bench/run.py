@@ -98,6 +98,13 @@ def loadtest_rows(lt: dict) -> list[tuple[str, str, str, str]]:
     rows.append((f"{name}: p50/p99 ms", f"{think['p50_ms']:.1f}/{think['p99_ms']:.1f}", "p99 < 150", "-"))
     rows.append((f"{name}: errors", f"{think['errors']}", "0", "-"))
     finished = think["games_finished"]
+    fl = lt.get("floor") or {}
+    if fl.get("floor_ms_per_move"):
+        pm = fl["per_move"]
+        rows.append((f"{name}: CPU ms per move, all processes", f"{fl['measured_ms_per_move']}",
+                     f"<= {fl['budget_ms_per_move']:g} (cores/offered)",
+                     f"floor {fl['floor_ms_per_move']} ({pm['player_messages']:g}+{pm['replica_messages']:g} "
+                     f"stream messages, {pm['transactions']:g} txns)"))
     rows.append((f"{name}: game types with a finished game", f"{sum(1 for n in finished.values() if n)}/{len(finished)}",
                  f"{len(finished)}/{len(finished)}", "-"))
     pf = peak["flags"]

@@ -64,6 +64,7 @@ class Launcher:
         self.http_port = http_port or free_port()
         self.grpc_port = grpc_port or free_port()
         self.processes: list[Process] = []
+        self.metrics_ports: dict[str, int] = {}  # rules replica -> its Prometheus port
         self.prefix = self.env.get("CROUPIER_KEY_PREFIX", "")
         port = self.env.get("CROUPIER_REDIS_PORT", "16379")
         self.redis_url = self.env.get("CROUPIER_REDIS_URL") or f"redis://127.0.0.1:{port}/0"
@@ -125,7 +126,10 @@ class Launcher:
             r.close()
 
     def _start_rules(self, game: str) -> Process:
-        return self._start(f"rules-{game}", ["serve", "rules", "--game", game, "--port", str(free_port())])
+        name, metrics_port = f"rules-{game}", free_port()
+        self.metrics_ports[name] = metrics_port
+        return self._start(name, ["serve", "rules", "--game", game, "--port", str(free_port())],
+                           CROUPIER_RULES_METRICS_PORT=str(metrics_port))
 
     def _owned(self, r: redis_lib.Redis, game: str) -> bool:
         count = r.get(f"{self.prefix}croupier:partitions:{game}")

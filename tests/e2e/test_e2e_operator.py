@@ -25,6 +25,20 @@ def test_health_reports_every_service(stack_services):
     assert "croupier_gateway_requests_total" in metrics
 
 
+def test_every_rules_replica_serves_its_metrics(stack_services):
+    """The replicas the launcher (`croupier demo`, bench/loadtest.py) starts each serve
+    Prometheus metrics on a port of their own: their partitions, commands and transactions."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    ports = stack_services.launcher.metrics_ports
+    assert set(ports) == {f"rules-{game}" for game in stack_services.games}
+    for name, port in ports.items():
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        samples = {s.name: s.value for family in text_string_to_metric_families(text) for s in family.samples}
+        assert samples["croupier_rules_owned_partitions"] > 0, name
+        assert "croupier_rules_append_seconds_count" in samples, name
+
+
 def test_force_end_a_running_table(stack_services):
     from croupier_gateway.bots import SeatRecord, create_and_seat, follow
     from croupier_gateway.client import HttpGateway

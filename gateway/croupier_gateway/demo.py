@@ -60,6 +60,8 @@ async def run_demo(launcher: Launcher, games: list[str], tables_per_game: int, p
            f"{url}/v1/operator/health)")
     _print(f"The web client (lobby, tables, replay): {url}/   "
            f"(or in the terminal: croupier play --gateway {url} --game {games[0]})")
+    metrics = ", ".join(f"{name.removeprefix('rules-')} :{port}" for name, port in launcher.metrics_ports.items())
+    _print(f"Prometheus metrics: the gateway {url}/metrics; the rules replicas on 127.0.0.1 ({metrics})")
     _print(f"Service logs: {launcher.log_dir}\n")
     _print("Demo tables, played by bots (open a link to watch; finished tables are replaced):")
     client = HttpGateway(url)

@@ -29,31 +29,7 @@ import time
 import uuid
 
 from common import cpu_seconds, delete_topics, pct
-
-SERVICE = "bench.Echo"
-
-
-def _echo_server(port_q: mp.Queue) -> None:
-    import grpc
-
-    from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
-
-    async def main():
-        server = grpc.aio.server(options=GRPC_SERVER_QUEUE_OPTIONS)  # as the gateway and the replicas
-
-        async def echo(requests, context):
-            async for message in requests:
-                yield message
-
-        handler = grpc.method_handlers_generic_handler(SERVICE, {
-            "Stream": grpc.stream_stream_rpc_method_handler(echo, request_deserializer=None, response_serializer=None)})
-        server.add_generic_rpc_handlers((handler,))
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        port_q.put(port)
-        await server.wait_for_termination()
-
-    asyncio.run(main())
+from rules import echo_server
 
 
 def _echo_client(address: str, streams: int, rate: float, seconds: float, payload: bytes, out: mp.Queue) -> None:
@@ -64,7 +40,7 @@ def _echo_client(address: str, streams: int, rate: float, seconds: float, payloa
 
     async def main():
         channel = grpc.aio.insecure_channel(address)
-        method = channel.stream_stream(f"/{SERVICE}/Stream")
+        method = channel.stream_stream("/bench.Echo/Stream")
         interval = streams / rate
         start = time.perf_counter() + 1.0
         end = start + seconds
@@ -105,7 +81,7 @@ def stream_echo(streams: int, rate: float, seconds: float, *, workers: int = 1, 
     import psutil
 
     port_q: mp.Queue = mp.Queue()
-    server = mp.Process(target=_echo_server, args=(port_q,), daemon=True)
+    server = mp.Process(target=echo_server, args=(port_q,), daemon=True)
     server.start()
     clients = []
     try:

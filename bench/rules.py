@@ -141,16 +141,26 @@ def rules_worker(address: str, games: int, seconds: float, rate: float, seed: in
 
 
 def echo_server(port_q: mp.Queue) -> None:
+    """The bare grpc.aio baseline: bench.Echo/Echo answers a call with its bytes (unary, the
+    rules bench's and the load test's echo), bench.Echo/Stream each message on a stream with
+    its bytes (bench/floor.py's). With the queue options of our own servers."""
     import grpc
 
+    from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
+
     async def main():
-        server = grpc.aio.server()
+        server = grpc.aio.server(options=GRPC_SERVER_QUEUE_OPTIONS)
 
         async def echo(request, context):
             return request
 
+        async def stream(requests, context):
+            async for message in requests:
+                yield message
+
         handler = grpc.method_handlers_generic_handler("bench.Echo", {
-            "Echo": grpc.unary_unary_rpc_method_handler(echo, request_deserializer=None, response_serializer=None)})
+            "Echo": grpc.unary_unary_rpc_method_handler(echo, request_deserializer=None, response_serializer=None),
+            "Stream": grpc.stream_stream_rpc_method_handler(stream, request_deserializer=None, response_serializer=None)})
         server.add_generic_rpc_handlers((handler,))
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()

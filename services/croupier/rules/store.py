@@ -69,7 +69,8 @@ def ensure_topic(settings: KafkaSettings, topic: str, timeout_s: float = 30.0) -
 
 
 def topic_partitions(settings: KafkaSettings, topic: str, timeout_s: float = 30.0) -> int:
-    consumer = KafkaConsumer(bootstrap_servers=settings.bootstrap, client_id="croupier-meta")
+    # No group and nothing to commit: metadata only (and no warning about auto-commit).
+    consumer = KafkaConsumer(bootstrap_servers=settings.bootstrap, client_id="croupier-meta", enable_auto_commit=False)
     try:
         deadline = time.monotonic() + timeout_s
         while True:

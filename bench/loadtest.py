@@ -328,7 +328,9 @@ def floor(baselines: dict, counts: tuple[dict, dict] | None, think: dict) -> dic
     txn = baselines["transaction"]
     parts = {"player_stream_ms": per_move["player_messages"] * baselines["player_stream"]["ms_per_message"],
              "replica_stream_ms": per_move["replica_messages"] * baselines["replica_stream"]["ms_per_message"],
-             "transactions_ms": per_move["transactions"] * (txn["client_ms_per_transaction"] + txn["broker_ms_per_transaction"])}
+             # A broker that could not be found (another machine) counts as nothing: a lower floor.
+             "transactions_ms": per_move["transactions"] * (txn["client_ms_per_transaction"]
+                                                            + (txn["broker_ms_per_transaction"] or 0.0))}
     ms = sum(parts.values())
     cpu, rate = think.get("cpu") or {}, think.get("moves_per_s") or 0
     cores = cpu.get("cores") or os.cpu_count() or 1

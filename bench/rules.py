@@ -5,6 +5,9 @@ Figures:
 - latency p50/p99 at offered loads of 25, 50 and 75 % of the peak, over 1,000 games
 - baselines in the same run: a bare grpc.aio echo (bytes in, bytes out) driven by the same
   client code, and kafka-python's raw transactional produce of the same records
+- the path the gateway uses (no target): the peak with 1,000 games in flight over
+  HandleCommands streams (a croupier.rules.client.CommandStream per client process), next to
+  a bare echo over one stream per client process with the echo's 100 in flight
 Targets: peak >= half the echo's rate; p99 < 50 ms at 50 % of peak.
 
     python bench/rules.py [--seconds S] [--workers W]   (the stack must be up: croupier stack up)
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import multiprocessing as mp
 import os
@@ -62,16 +66,20 @@ async def _setup_games(stub, n: int, rng: random.Random) -> dict:
 
 
 def rules_worker(address: str, games: int, seconds: float, rate: float, seed: int, out: mp.Queue,
-                 ready: mp.Queue | None = None, go=None) -> None:
+                 ready: mp.Queue | None = None, go=None, *, stream: bool = False) -> None:
     """Drive `games` games; closed loop when rate == 0, else open loop at `rate` commands/s.
-    With `ready`/`go`: says when its games are set up and waits for `go` before it starts."""
+    With `ready`/`go`: says when its games are set up and waits for `go` before it starts.
+    With `stream`, the moves go over one HandleCommands stream, as the gateway sends them."""
     import grpc
 
+    from croupier.rules.client import CommandStream
+    from croupier.rules.errors import Refusal
     from croupier.v1 import rules_pb2, rules_pb2_grpc
 
     async def main():
         channel = grpc.aio.insecure_channel(address)
         stub = rules_pb2_grpc.RulesServiceStub(channel)
+        commands = CommandStream(stub) if stream else None
         rng = random.Random(seed)
         table = await _setup_games(stub, games, rng)
         if ready is not None:
@@ -88,10 +96,11 @@ def rules_worker(address: str, games: int, seconds: float, rate: float, seed: in
             seat, actions = table[gid]
             action = rng.choice(actions)
             t0 = time.perf_counter()
+            request = rules_pb2.HandleCommandRequest(
+                game_type=GAME, game_id=gid, seat=seat, command_id=uuid.uuid4().hex, action_json=action, want_next=True)
             try:
-                r = await stub.HandleCommand(rules_pb2.HandleCommandRequest(
-                    game_type=GAME, game_id=gid, seat=seat, command_id=uuid.uuid4().hex, action_json=action, want_next=True))
-            except grpc.aio.AioRpcError:
+                r = await (commands.handle(request, 30.0) if commands else stub.HandleCommand(request))
+            except (grpc.aio.AioRpcError, Refusal):
                 errors += 1
                 return gid
             latencies.append(time.perf_counter() - t0)
@@ -134,6 +143,8 @@ def rules_worker(address: str, games: int, seconds: float, rate: float, seed: in
                 task.add_done_callback(pending.discard)
             if pending:
                 await asyncio.gather(*pending)
+        if commands is not None:
+            await commands.close()
         await channel.close()
         out.put({"latencies": latencies, "errors": errors, "done": done})
 
@@ -186,6 +197,33 @@ def echo_worker(address: str, inflight: int, seconds: float, payload: bytes, out
                 latencies.append(time.perf_counter() - t0)
 
         await asyncio.gather(*(loop() for _ in range(inflight)))
+        await channel.close()
+        out.put({"latencies": latencies, "errors": 0, "done": len(latencies)})
+
+    asyncio.run(main())
+
+
+def echo_stream_worker(address: str, inflight: int, seconds: float, payload: bytes, out: mp.Queue) -> None:
+    """The echo over one open stream (bench.Echo/Stream), `inflight` requests at a time, each
+    answered by its tag (its first 8 bytes) as the rules streams are: croupier.tagged."""
+    import grpc
+
+    from croupier.tagged import TaggedCall
+
+    async def main():
+        channel = grpc.aio.insecure_channel(address)
+        call = TaggedCall(channel.stream_stream("/bench.Echo/Stream")(), lambda answer: int.from_bytes(answer[:8], "big"))
+        latencies = []
+        deadline = time.perf_counter() + seconds
+
+        async def loop():
+            while time.perf_counter() < deadline:
+                t0 = time.perf_counter()
+                await call.ask(lambda tag: tag.to_bytes(8, "big") + payload, 30.0)
+                latencies.append(time.perf_counter() - t0)
+
+        await asyncio.gather(*(loop() for _ in range(inflight)))
+        await call.close()
         await channel.close()
         out.put({"latencies": latencies, "errors": 0, "done": len(latencies)})
 
@@ -333,6 +371,11 @@ def main(argv=None) -> int:
             loads[f"{int(share * 100)}%"] = {"offered_per_s": round(rate, 1), **summarize(r, args.seconds)}
             print(f"rules open loop at {int(share * 100)}% of peak ({rate:.0f}/s): {loads[f'{int(share * 100)}%']}", flush=True)
         results["latency_at_load"] = loads
+        per = max(1, 1000 // args.workers)
+        r = run_workers(functools.partial(rules_worker, stream=True),
+                        lambda i: (address, per, args.seconds, 0.0, 200 + i), args.workers, meter)
+        stream_peak = summarize(r, args.seconds)
+        print(f"rules closed loop over HandleCommands streams, 1000 games in flight: {stream_peak}", flush=True)
 
         port_q: mp.Queue = mp.Queue()
         echo = mp.Process(target=echo_server, args=(port_q,), daemon=True)
@@ -340,12 +383,20 @@ def main(argv=None) -> int:
         echo_addr = f"127.0.0.1:{port_q.get()}"
         payload = b"x" * 300
         echo_meter = CpuMeter({"echo": psutil.Process(echo.pid)})
-        before = echo_meter.now()
-        r = run_workers(echo_worker, lambda i: (echo_addr, 100 // args.workers, args.seconds, payload), args.workers)
-        after = echo_meter.now()
-        r["cpu_s"] = {name: after[name] - before[name] for name in after if name in before}
-        results["echo_baseline"] = summarize(r, args.seconds)
+
+        def run_echo(worker) -> dict:
+            before = echo_meter.now()
+            r = run_workers(worker, lambda i: (echo_addr, 100 // args.workers, args.seconds, payload), args.workers)
+            after = echo_meter.now()
+            r["cpu_s"] = {name: after[name] - before[name] for name in after if name in before}
+            return summarize(r, args.seconds)
+
+        results["echo_baseline"] = run_echo(echo_worker)
         print(f"bare grpc.aio echo, 100 in flight: {results['echo_baseline']}", flush=True)
+        stream_echo = run_echo(echo_stream_worker)
+        print(f"bare grpc.aio echo over one stream per client, 100 in flight: {stream_echo}", flush=True)
+        results["stream"] = {"peak": stream_peak, "echo": stream_echo,
+                             "peak_over_echo": round(stream_peak["per_s"] / stream_echo["per_s"], 3) if stream_echo["per_s"] else None}
         echo.terminate()
 
         record = b"x" * 600

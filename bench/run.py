@@ -61,6 +61,10 @@ def table() -> list[tuple[str, str, str, str]]:
         kb = rules["kafka_baseline"]
         rows.append(("rules: peak / bare grpc echo", f"{rules['ratios']['peak_over_echo']}", ">= 0.5",
                      f"raw txn produce {kb['single']['transactions_per_s']:,.0f} txn/s"))
+        st = rules.get("stream")
+        if st:  # the gateway's path: moves on HandleCommands streams, against an echo on a stream
+            rows.append(("rules over HandleCommands streams: commands/s, 1000 in flight", f"{st['peak']['per_s']:,.0f}",
+                         "-", f"stream echo {st['echo']['per_s']:,.0f}/s ({st['peak_over_echo']})"))
     projector = load("projector")
     if projector:
         rows.append(("projector: catch-up events/s", f"{projector['projector']['events_per_s']:,.0f}",

@@ -31,6 +31,8 @@ import uuid
 from common import cpu_seconds, delete_topics, pct
 from rules import echo_server
 
+from croupier.runtime import run
+
 
 def _echo_client(address: str, streams: int, rate: float, seconds: float, payload: bytes, out: mp.Queue) -> None:
     """`streams` open streams; each sends a message every streams/rate seconds (a random
@@ -73,7 +75,7 @@ def _echo_client(address: str, streams: int, rate: float, seconds: float, payloa
         out.put(("end", *at_end))
         await channel.close()
 
-    asyncio.run(main())
+    run(main())
 
 
 def stream_echo(streams: int, rate: float, seconds: float, *, workers: int = 1, payload_bytes: int = 1000) -> dict:

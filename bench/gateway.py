@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import write  # noqa: E402
 
+from croupier.runtime import run as run_loop  # noqa: E402
 from croupier_gateway.bots import create_and_seat  # noqa: E402
 from croupier_gateway.client import GatewayError, GrpcGateway, HttpGateway  # noqa: E402
 from croupier_gateway.launcher import Launcher  # noqa: E402
@@ -100,7 +101,7 @@ def main() -> int:
         launcher.wait_ready(120)
         for transport in (["grpc", "http"] if args.transport == "both" else [args.transport]):
             target = launcher.grpc_address if transport == "grpc" else launcher.http_url
-            results[transport] = asyncio.run(_bench(transport, target, args.game, args.tables, args.seconds))
+            results[transport] = run_loop(_bench(transport, target, args.game, args.tables, args.seconds))
             print(transport, results[transport], flush=True)
     finally:
         launcher.stop()

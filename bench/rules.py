@@ -32,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import cpu_seconds, delete_topics, listening_process, pct, stop, write  # noqa: E402
 
+from croupier.runtime import run  # noqa: E402  (the services' event loop: the echo runs on it too)
+
 GAME = "expeditions"
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -148,7 +150,7 @@ def rules_worker(address: str, games: int, seconds: float, rate: float, seed: in
         await channel.close()
         out.put({"latencies": latencies, "errors": errors, "done": done})
 
-    asyncio.run(main())
+    run(main())
 
 
 def echo_server(port_q: mp.Queue) -> None:
@@ -178,7 +180,7 @@ def echo_server(port_q: mp.Queue) -> None:
         port_q.put(port)
         await server.wait_for_termination()
 
-    asyncio.run(main())
+    run(main())
 
 
 def echo_worker(address: str, inflight: int, seconds: float, payload: bytes, out: mp.Queue) -> None:
@@ -200,7 +202,7 @@ def echo_worker(address: str, inflight: int, seconds: float, payload: bytes, out
         await channel.close()
         out.put({"latencies": latencies, "errors": 0, "done": len(latencies)})
 
-    asyncio.run(main())
+    run(main())
 
 
 def echo_stream_worker(address: str, inflight: int, seconds: float, payload: bytes, out: mp.Queue) -> None:
@@ -227,7 +229,7 @@ def echo_stream_worker(address: str, inflight: int, seconds: float, payload: byt
         await channel.close()
         out.put({"latencies": latencies, "errors": 0, "done": len(latencies)})
 
-    asyncio.run(main())
+    run(main())
 
 
 def run_workers(target, args_for, workers: int, meter: "CpuMeter | None" = None) -> dict:

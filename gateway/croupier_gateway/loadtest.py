@@ -469,10 +469,10 @@ def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any) ->
     for game in cfg.games:
         bot_for(registry.get(game), cfg.bot)
     try:
-        from croupier.runtime import tune_gc
+        from croupier.runtime import run, tune_gc
 
         tune_gc()  # as the services do: a generator that collects less serves more
-        asyncio.run(Worker(index, cfg, 0.0, out).run(go, start_value))
+        run(Worker(index, cfg, 0.0, out).run(go, start_value))
     except Exception as exc:  # the parent must always hear back
         out.put({"type": "failed", "worker": index, "error": f"{type(exc).__name__}: {exc}"})
 

@@ -149,6 +149,22 @@ class GcSettings:
         return cls(threshold=(int(parts[0]), int(parts[1]), int(parts[2])), freeze=env.bool("GC_FREEZE", True))
 
 
+EVENT_LOOPS = ("uvloop", "asyncio")
+
+
+def event_loop(environ: Mapping[str, str] | None = None) -> str:
+    """The event loop a service or load-generator process runs on (croupier.runtime.run):
+    ``uvloop`` (the default; libuv's loop, written in Cython) or ``asyncio`` (the standard
+    library's). Under `croupier loadtest` uvloop took about 5 % less CPU a move over the
+    whole stack, most of it in the gateway and the generator (docs/performance.md);
+    ``CROUPIER_EVENT_LOOP=asyncio`` is the way back should a platform lack it."""
+    env = Env(environ)
+    name = env.str("EVENT_LOOP", EVENT_LOOPS[0]).lower()
+    if name not in EVENT_LOOPS:
+        raise env._fail("EVENT_LOOP", name, " or ".join(EVENT_LOOPS))
+    return name
+
+
 @dataclass(frozen=True)
 class KafkaSettings:
     """Where clients find Kafka."""

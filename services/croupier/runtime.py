@@ -1,13 +1,19 @@
 """Process-wide settings of a long-running service: the garbage collector (tune_gc, called
 once by `croupier serve ...` and by the load generator's worker processes, after the imports
-and settings and before the event loop starts), and the queue options of its gRPC servers.
+and settings and before the event loop starts), the event loop it runs on (run), and the
+queue options of its gRPC servers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
+from collections.abc import Coroutine, Mapping
+from typing import Any, TypeVar
 
-from croupier.config import GcSettings
+from croupier.config import ConfigError, GcSettings, event_loop
+
+T = TypeVar("T")
 
 
 def tune_gc(settings: GcSettings | None = None) -> GcSettings:
@@ -36,3 +42,18 @@ GRPC_SERVER_QUEUE_OPTIONS = [
     ("grpc.server.max_pending_requests", 20_000),
     ("grpc.server.max_pending_requests_hard_limit", 40_000),
 ]
+
+
+def run(main: Coroutine[Any, Any, T], environ: Mapping[str, str] | None = None) -> T:
+    """Run a process's main coroutine to its end on the event loop CROUPIER_EVENT_LOOP names
+    (croupier.config.event_loop; a bad value raises ConfigError and `main` never starts)."""
+    try:
+        name = event_loop(environ)
+    except ConfigError:
+        main.close()
+        raise
+    if name == "uvloop":
+        import uvloop
+
+        return uvloop.run(main)
+    return asyncio.run(main)

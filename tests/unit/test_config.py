@@ -107,3 +107,55 @@ def test_a_service_with_a_bad_gc_setting_says_so_and_exits_2() -> None:
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "CROUPIER_GC_THRESHOLD='lots' is not valid" in out.stderr
+
+
+def test_the_event_loop_is_uvloop_unless_told_otherwise() -> None:
+    from croupier.config import event_loop
+
+    assert event_loop({}) == "uvloop"
+    assert event_loop({"CROUPIER_EVENT_LOOP": " AsyncIO "}) == "asyncio"
+    with pytest.raises(ConfigError, match="CROUPIER_EVENT_LOOP='tokio' is not valid: expected uvloop or asyncio"):
+        event_loop({"CROUPIER_EVENT_LOOP": "tokio"})
+
+
+@pytest.mark.parametrize(("name", "module"), [("uvloop", "uvloop"), ("asyncio", "asyncio")])
+def test_run_runs_the_main_coroutine_on_the_named_loop(name: str, module: str) -> None:
+    import asyncio
+
+    from croupier.runtime import run
+
+    async def main() -> str:
+        await asyncio.sleep(0)
+        return type(asyncio.get_running_loop()).__module__
+
+    assert run(main(), {"CROUPIER_EVENT_LOOP": name}).split(".")[0] == module
+
+
+def test_run_with_a_bad_event_loop_starts_nothing() -> None:
+    import warnings
+
+    from croupier.runtime import run
+
+    started = []
+
+    async def main() -> None:
+        started.append(True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "coroutine was never awaited" would be a leak
+        with pytest.raises(ConfigError, match="CROUPIER_EVENT_LOOP"):
+            run(main(), {"CROUPIER_EVENT_LOOP": "twisted"})
+    assert started == []
+
+
+@pytest.mark.parametrize("argv", [["serve", "gateway"], ["loadtest", "--tables", "1", "--duration", "1"]])
+def test_a_bad_event_loop_is_told_before_anything_starts(argv: list[str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CROUPIER_EVENT_LOOP": "tokio"}
+    out = subprocess.run([sys.executable, "-m", "croupier.cli.main", *argv], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "CROUPIER_EVENT_LOOP='tokio' is not valid: expected uvloop or asyncio" in out.stderr

@@ -119,8 +119,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_loadtest(args: argparse.Namespace) -> int:
+    from croupier.config import ConfigError, event_loop
     from croupier_gateway.loadtest import Config, run
 
+    try:
+        event_loop()  # the generator's processes run on it: a bad value is told before any starts
+    except ConfigError as exc:
+        print(f"croupier loadtest: {exc}", file=sys.stderr)
+        return 2
     if args.ramp > args.duration:
         print(f"croupier loadtest: --ramp ({args.ramp:g} s) must not be longer than --duration ({args.duration:g} s)",
               file=sys.stderr)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 from croupier.engine import registry
@@ -27,14 +26,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _configure_logging() -> None:
-    """Logging, then the garbage collector (croupier.runtime): the last step before a
-    service's loop starts, so that start-up's objects are frozen out of collections."""
-    from croupier.config import ConfigError, LogSettings
+    """Logging, the event loop's name checked, then the garbage collector (croupier.runtime):
+    the last step before a service's loop starts, so that start-up's objects are frozen out
+    of collections."""
+    from croupier.config import ConfigError, LogSettings, event_loop
     from croupier.log import configure
     from croupier.runtime import tune_gc
 
     try:
         configure(LogSettings.from_env(default_format="json"))
+        event_loop()  # a bad CROUPIER_EVENT_LOOP is told here, before the service starts
         tune_gc()
     except ConfigError as exc:
         print(f"croupier serve: {exc}", file=sys.stderr)
@@ -45,6 +46,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     from croupier.engine.contract import Rejection
     from croupier.rules.service import serve
     from croupier.rules.settings import RulesSettings, SettingsError
+    from croupier.runtime import run
 
     try:
         registry.get(args.game)
@@ -53,7 +55,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
         print(f"croupier serve rules: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
     _configure_logging()
-    asyncio.run(serve(settings))
+    run(serve(settings))
     return 0
 
 
@@ -75,6 +77,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     import dataclasses
 
     from croupier.rules.settings import SettingsError
+    from croupier.runtime import run
 
     try:
         from croupier_gateway.serve import serve
@@ -89,5 +92,5 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     if args.grpc_port is not None:
         settings = dataclasses.replace(settings, grpc_port=args.grpc_port)
     _configure_logging()
-    asyncio.run(serve(settings))
+    run(serve(settings))
     return 0

@@ -54,11 +54,20 @@ class Process:
         self._log.close()
 
 
+# Partitions of each game's topic in a stack of this machine (`make run`, `croupier demo`,
+# the benchmarks), where one replica serves each game type: fewer, busier partitions let group
+# commit put more commands in each transaction (docs/performance.md). CROUPIER_PARTITIONS
+# overrides it; a topic that exists keeps its partitions. Deployments that scale a game type
+# out over replicas set more (k8s and compose: 6), as a game type has at most one replica a
+# partition.
+LOCAL_PARTITIONS = 2
+
+
 class Launcher:
     """The services of one Croupier, started and stopped together."""
 
     def __init__(self, env: Mapping[str, str], log_dir: Path, *, http_port: int = 0, grpc_port: int = 0):
-        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
+        self.env = {"CROUPIER_PARTITIONS": str(LOCAL_PARTITIONS), **os.environ, "PYTHONUNBUFFERED": "1", **env}
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.http_port = http_port or free_port()
@@ -91,7 +100,7 @@ class Launcher:
         port = self.env.get("CROUPIER_KAFKA_PORT", "19092")
         settings = KafkaSettings(bootstrap=self.env.get("CROUPIER_KAFKA_BOOTSTRAP") or f"127.0.0.1:{port}",
                                  topic_prefix=self.env.get("CROUPIER_TOPIC_PREFIX", ""),
-                                 partitions=int(self.env.get("CROUPIER_PARTITIONS") or 6))
+                                 partitions=int(self.env["CROUPIER_PARTITIONS"]))
         for game in games:
             ensure_topic(settings, settings.topic(game))
 

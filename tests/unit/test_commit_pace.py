@@ -1,5 +1,7 @@
 """Group commit's pace (croupier.rules.pace): batches wait to fill only when the replica is
-busy, and a waiting partition puts the commands that arrive meanwhile in one transaction.
+busy, and a waiting partition puts the commands that arrive meanwhile in one transaction;
+and its linger (PartitionOwner.linger_for): a batch's first command waits for company only
+when commands come to its partition often.
 
 The partition owner is driven here with an in-memory writer that records each transaction's
 records, which is all the pace changes; the real broker's side of group commit is covered by
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
@@ -141,3 +144,79 @@ def test_a_command_held_in_a_pause_is_answered_when_the_partition_is_given_up():
 
     (outcome,) = asyncio.run(main())
     assert isinstance(outcome, Rejection) and outcome.kind == "not_owner", outcome
+
+
+# -- group commit's linger: a batch's first command waits for company when it is expected ---
+
+
+async def _started_owner(linger_s: float) -> tuple[PartitionOwner, MemoryWriter]:
+    writer = MemoryWriter()
+    owner = PartitionOwner(TableHost(registry.get("expeditions")), 0, lambda: writer, max_batch=256,
+                           dedupe_window=16, linger_s=linger_s)
+    await owner.start(lambda: [])
+    return owner, writer
+
+
+def test_commands_that_come_often_wait_for_each_other_and_share_a_transaction():
+    async def main():
+        owner, writer = await _started_owner(0.3)
+        loop = asyncio.get_running_loop()
+        try:
+            items = []
+            for i in range(8):
+                items.append(_create(loop, f"g{i}"))
+                owner.submit(items[-1])
+                await asyncio.sleep(0.005)
+            outcomes = await asyncio.gather(*(item.future for item in items))
+            assert [o.game_id for o in outcomes] == [f"g{i}" for i in range(8)]
+            return writer.transactions
+        finally:
+            await owner.stop("test")
+
+    transactions = asyncio.run(main())
+    # The first had no arrivals before it to go by and committed alone; the second came 5 ms
+    # later, so it waited its 300 ms and the six behind it rode along.
+    per_game = len(TableHost(registry.get("expeditions")).create("x", 2, {}, SEED, now=0, command_id="x"))
+    assert transactions == [per_game, 7 * per_game], transactions
+
+
+def test_a_partition_that_hears_from_a_table_now_and_then_never_waits():
+    async def main():
+        owner, _ = await _started_owner(1.0)
+        loop = asyncio.get_running_loop()
+        try:
+            at = time.perf_counter() - 100.0
+            for i in range(5):  # arrivals 10 s apart: about 0.1 a linger, short of COMPANY
+                item = _create(loop, f"rare{i}")
+                item.enqueued = at + 10.0 * i
+                owner.submit(item)
+                await item.future
+            rare = owner.linger_for(_create(loop, "next"))
+            for i in range(40):  # then a run of them 1 ms apart (the average of gaps follows)
+                item = _create(loop, f"busy{i}")
+                item.enqueued = at + 60.0 + 0.001 * i
+                owner.submit(item)
+                await item.future
+            return rare, owner.linger_for(_create(loop, "next"))
+        finally:
+            await owner.stop("test")
+
+    rare, busy = asyncio.run(main())
+    assert rare == 0.0
+    assert 0.9 < busy <= 1.0  # the whole linger, counted from the new command's arrival
+
+
+def test_no_linger_means_no_wait():
+    async def main():
+        owner, _ = await _started_owner(0.0)
+        loop = asyncio.get_running_loop()
+        try:
+            for i in range(3):
+                item = _create(loop, f"g{i}")
+                owner.submit(item)
+                await item.future
+            return owner.linger_for(_create(loop, "next"))
+        finally:
+            await owner.stop("test")
+
+    assert asyncio.run(main()) == 0.0

@@ -33,6 +33,12 @@ UNAVAILABLE = "unavailable"
 NOT_OWNER = "not_owner"
 ALREADY_EXISTS = "already_exists"
 
+# Group commit's linger (CROUPIER_RULES_COMMIT_LINGER_MS): a batch waits for company only
+# while at least COMPANY commands arrive per linger on average; the average of the gaps
+# between arrivals gives the newest gap this weight.
+COMPANY = 0.25
+GAP_SMOOTHING = 0.2
+
 REBUILDING, READY, LOST = "rebuilding", "ready", "lost"
 
 
@@ -81,6 +87,7 @@ class PartitionOwner:
         still_assigned: Callable[[], bool] | None = None,
         append_executor: ThreadPoolExecutor | None = None,
         pace: CommitPace | None = None,
+        linger_s: float = 0.0,
     ):
         self.host = host
         self.partition = partition
@@ -98,6 +105,11 @@ class PartitionOwner:
         # was answered, so that more commands ride in each transaction (pace.py).
         self._pace = pace
         self._last_done = float("-inf")
+        # A batch's first command waits up to linger_s from its arrival for company, when
+        # commands come to this partition often enough to expect some (group commit's linger).
+        self._linger_s = linger_s
+        self._gap = float("inf")  # smoothed seconds between commands' arrivals here
+        self._last_arrival: float | None = None
         self._window = dedupe_window
         self._task: asyncio.Task | None = None
         self._timer_task: asyncio.Task | None = None
@@ -183,6 +195,19 @@ class PartitionOwner:
             raise Rejection(UNAVAILABLE if self.status == REBUILDING else NOT_OWNER,
                             f"partition {self.partition} is {self.status}", UNAVAILABLE if self.status == REBUILDING else NOT_OWNER)
         self._queue.put_nowait(item)
+        if self._last_arrival is not None:
+            gap = item.enqueued - self._last_arrival
+            self._gap = gap if self._gap == float("inf") else self._gap + GAP_SMOOTHING * (gap - self._gap)
+        self._last_arrival = item.enqueued
+
+    def linger_for(self, first: Pending) -> float:
+        """How long a batch whose first command is `first` waits for more before it is taken:
+        until linger_s after that command arrived (time it spent queued behind the partition's
+        last transaction counts), and only while commands come here at least COMPANY per
+        linger on average. A partition that hears from one table now and then never waits."""
+        if not self._linger_s or self._gap * COMPANY > self._linger_s:
+            return 0.0
+        return first.enqueued + self._linger_s - time.perf_counter()
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -193,6 +218,9 @@ class PartitionOwner:
                     pause = self._last_done + self._pace.pause_s - loop.time()
                     if pause > 0:
                         await asyncio.sleep(pause)  # holding `batch`: a stop now answers it below
+                linger = self.linger_for(batch[0])
+                if linger > 0:
+                    await asyncio.sleep(linger)  # as above: a stop now answers the batch
                 while len(batch) < self._max_batch and not self._queue.empty():
                     batch.append(self._queue.get_nowait())
                 await self._process(loop, batch)

@@ -313,7 +313,7 @@ class Replica:
             max_batch=s.max_batch, dedupe_window=s.dedupe_window,
             on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
             still_assigned=lambda p=p: self.membership is None or p in self.assigned,
-            append_executor=self._append_executor, pace=self.pace,
+            append_executor=self._append_executor, pace=self.pace, linger_s=s.commit_linger_ms / 1000,
         )
         start = 0
         if previous is not None:

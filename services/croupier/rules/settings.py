@@ -75,6 +75,10 @@ class RulesSettings:
     # fill after the one before it, reached as the replica's event loop nears saturation;
     # nothing while the loop is at most half busy (rules/pace.py).
     commit_interval_ms: int = 0
+    # Group commit's linger (ms; 0 turns it off): the most a batch's first command waits, from
+    # its arrival, for others to share its transaction; only while the partition hears from
+    # commands often enough to expect some (rules/partition.py, docs/architecture.md).
+    commit_linger_ms: int = 10
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
 
     @classmethod
@@ -92,5 +96,6 @@ class RulesSettings:
             dedupe_window=env_int("CROUPIER_RULES_DEDUPE_WINDOW", 128, 1),
             append_threads=env_int("CROUPIER_RULES_APPEND_THREADS", 0, 0),
             commit_interval_ms=env_int("CROUPIER_RULES_COMMIT_INTERVAL_MS", 0, 0),
+            commit_linger_ms=env_int("CROUPIER_RULES_COMMIT_LINGER_MS", 10, 0),
             kafka=KafkaSettings.from_env(),
         )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,11 +16,13 @@ from pathlib import Path
 import httpx
 import redis as redis_lib
 
+from croupier.stack.process import free_ports
+
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now for a service to listen on (croupier.stack.process.free_ports: below
+    the ephemeral range, so no client's outgoing connection takes it first)."""
+    return free_ports(1)[0]
 
 
 class Process:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    from croupier.stack.process import free_ports
+
+    return free_ports(1)[0]  # below the ephemeral range: no client connection takes it first
 
 
 def service_env(kafka: str, redis_url: str, prefix: str, **extra: str) -> dict[str, str]:

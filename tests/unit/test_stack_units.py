@@ -93,6 +93,25 @@ def test_free_ports_are_distinct() -> None:
     assert len(set(ports)) == 3
 
 
+def test_free_ports_are_outside_the_range_outgoing_connections_take_theirs_from() -> None:
+    """A port picked by bind(0) comes from the ephemeral range, where any client's outgoing
+    connection may take it before the service given it binds it (a rules replica failed to
+    start its metrics server that way in a full test run)."""
+    import socket
+
+    from croupier.stack.process import PICK_FROM, _ephemeral_floor
+
+    floor = _ephemeral_floor()
+    if floor - PICK_FROM < 1_000:
+        pytest.skip(f"this kernel's ephemeral range starts at {floor}: no room below it to pick from")
+    ports = free_ports(20)
+    assert len(set(ports)) == 20
+    assert all(PICK_FROM <= p < floor for p in ports), ports
+    for port in ports:  # and each is free to listen on now
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port))
+
+
 def test_cli_has_the_stack_commands() -> None:
     parser = build_parser()
     for action in ("up", "down", "status"):

@@ -8,6 +8,7 @@ signalled. ``stop`` sends SIGTERM, waits, and only then SIGKILL.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -153,9 +154,44 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+# Ports handed to services we start are taken from below the kernel's ephemeral range:
+# bind(0) picks from that range, and so does every outgoing connection for its local port, so
+# a port picked that way can be taken by some client's connection (a service connecting to
+# Kafka, say) before the service that was given it binds it, which then fails with "Address
+# already in use". Below the range only another listener can take it.
+PICK_FROM = 20_000
+
+
+def _ephemeral_floor() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
+
+
+def _bindable(port: int, host: str) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """``count`` distinct ports that are free now (for tests that run their own stack)."""
-    sockets = []
+    """``count`` distinct ports that are free now, for the services we start (and for tests
+    that run their own stack): below the ephemeral range where there is room (PICK_FROM)."""
+    floor = _ephemeral_floor()
+    if floor - PICK_FROM >= 1_000:
+        rng = random.SystemRandom()
+        ports: list[int] = []
+        for _ in range(200 * count):
+            port = rng.randrange(PICK_FROM, floor)
+            if port not in ports and _bindable(port, host):
+                ports.append(port)
+                if len(ports) == count:
+                    return ports
+    sockets = []  # no room below the range (or it is full): let the kernel choose
     try:
         for _ in range(count):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -11,13 +11,9 @@ from pathlib import Path
 
 import redis as redis_lib
 
+from croupier_gateway.launcher import free_port  # noqa: F401  (the tests' ports, as the launcher's)
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    from croupier.stack.process import free_ports
-
-    return free_ports(1)[0]  # below the ephemeral range: no client connection takes it first
 
 
 def service_env(kafka: str, redis_url: str, prefix: str, **extra: str) -> dict[str, str]:

@@ -169,15 +169,6 @@ def _ephemeral_floor() -> int:
         return 32_768
 
 
-def _bindable(port: int, host: str) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
     """``count`` distinct ports that are free now, for the services we start (and for tests
     that run their own stack): below the ephemeral range where there is room (PICK_FROM)."""
@@ -187,7 +178,7 @@ def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
         ports: list[int] = []
         for _ in range(200 * count):
             port = rng.randrange(PICK_FROM, floor)
-            if port not in ports and _bindable(port, host):
+            if port not in ports and port_free(host, port):
                 ports.append(port)
                 if len(ports) == count:
                     return ports

@@ -10,7 +10,7 @@ Figures:
   a bare echo over one stream per client process with the echo's 100 in flight
 Targets: peak >= half the echo's rate; p99 < 50 ms at 50 % of peak.
 
-    python bench/rules.py [--seconds S] [--workers W]   (the stack must be up: croupier stack up)
+    python bench/rules.py [--seconds S] [--workers W] [--partitions P]   (the stack must be up: croupier stack up)
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import cpu_seconds, delete_topics, listening_process, pct, stop, write  # noqa: E402
 
 from croupier.runtime import run  # noqa: E402  (the services' event loop: the echo runs on it too)
+from croupier_gateway.launcher import LOCAL_PARTITIONS  # noqa: E402
 
 GAME = "expeditions"
 ROOT = Path(__file__).resolve().parents[1]
@@ -333,13 +334,17 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--workers", type=int, default=2)
+    # What one replica owns: on the local stack a game type's 2 partitions (the launcher's
+    # LOCAL_PARTITIONS); in production its share of the topic's. Each partition commits on its
+    # own, so more of them split the same commands into more, smaller transactions.
+    p.add_argument("--partitions", type=int, default=LOCAL_PARTITIONS)
     args = p.parse_args(argv)
 
     from croupier.rules.settings import KafkaSettings
 
     kafka = KafkaSettings.from_env()
     prefix = f"bench{uuid.uuid4().hex[:6]}."
-    env = dict(os.environ, CROUPIER_TOPIC_PREFIX=prefix, CROUPIER_KEY_PREFIX=prefix, CROUPIER_PARTITIONS="8")
+    env = dict(os.environ, CROUPIER_TOPIC_PREFIX=prefix, CROUPIER_KEY_PREFIX=prefix, CROUPIER_PARTITIONS=str(args.partitions))
     import socket
 
     with socket.socket() as s:
@@ -353,8 +358,8 @@ def main(argv=None) -> int:
 
     meter = CpuMeter({"replica": psutil.Process(server.pid), "broker": broker_process(kafka.bootstrap)})
     try:
-        _wait_ready(env, prefix, 8)
-        results: dict = {"game": GAME, "workers": args.workers, "seconds": args.seconds}
+        _wait_ready(env, prefix, args.partitions)
+        results: dict = {"game": GAME, "workers": args.workers, "seconds": args.seconds, "partitions": args.partitions}
         peaks = {}
         for inflight in (1, 100, 1000):
             w = 1 if inflight == 1 else args.workers

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from croupier.engine.bots import bot_for, first_to_move
+from croupier.engine.codec import canonical_json
 from croupier.engine.contract import Context, GameSpec, Rejection, Tick
 from croupier.engine.envelope import verify_chain
 from croupier.engine.local import LocalTable
@@ -174,6 +175,11 @@ def play_one(
                 _check_all_accepted(host, state, legal, now, fail)
             _check_others_refused(host, state, to_act, legal[0], now, fail)
         wire = [host.encode_action(a) for a in legal]
+        if verify:
+            # The texts the rules service and the read models send come from the host's cache.
+            texts = host.legal_action_texts(state, seat)
+            if texts != [canonical_json(w) for w in wire] or "[" + ",".join(texts) + "]" != canonical_json(wire):
+                fail("legal_action_texts differ from the legal actions' wire form")
         choice = bots[seat](host.view(state, seat), wire, rng)
         if choice is None:
             # This seat waits (croupier.engine.bots): another seat to act moves, or time passes.

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from croupier.engine.codec import CodecError, MessageCodec
+from croupier.engine.codec import CodecError, MessageCodec, canonical_json
 from croupier.engine.contract import (
     CONFLICT,
     FORBIDDEN,
@@ -38,6 +38,9 @@ TURN_CLOCK_ACTION = "turn_clock_action"  # "default" (play the first legal actio
 CLOCK_ACTIONS = ("default", "forfeit")
 MAX_PLAYER_NAME = 64
 MAX_ENTROPY = 256
+# legal_action_texts keeps at most this many actions' wire texts per host (a game has a few
+# hundred distinct actions at most; the bound is for a game whose actions carry free values).
+ACTION_TEXTS_KEPT = 4096
 
 
 # --- table commands -------------------------------------------------------------------
@@ -198,6 +201,7 @@ class TableHost:
         self.events = MessageCodec(TABLE_EVENTS + spec.events, spec.upcasters)
         self.commands = MessageCodec(TABLE_COMMANDS + spec.commands, seat_in_envelope=True)
         self._game_commands = frozenset(spec.commands)
+        self._action_texts: dict[Command, str] = {}
 
     # -- commands from the wire ---------------------------------------------------------
 
@@ -577,6 +581,27 @@ class TableHost:
         if state.status != RUNNING:
             return []
         return self.spec.legal_actions(state.game, seat)
+
+    def legal_action_texts(self, state: TableState, seat: int) -> list[str]:
+        """legal_actions in their wire form, each as canonical JSON (what the rules service
+        and the read models hand to players). A game's actions recur move after move (the
+        same card, the same pile), so each one's text is made once per host and looked up
+        after: the commands are frozen dataclasses, equal only to their own type with the
+        same fields, seat included."""
+        texts = self._action_texts
+        out = []
+        for action in self.legal_actions(state, seat):
+            try:
+                text = texts.get(action)
+            except TypeError:  # a field that does not hash: encoded each time
+                out.append(canonical_json(self.encode_action(action)))
+                continue
+            if text is None:
+                if len(texts) >= ACTION_TEXTS_KEPT:
+                    texts.clear()
+                text = texts[action] = canonical_json(self.encode_action(action))
+            out.append(text)
+        return out
 
     def deadline(self, state: TableState) -> int | None:
         """When the host must send Tick: the game's own deadline or the turn clock's."""

@@ -235,7 +235,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 response.over = state.status == "over"
                 if state.status == "running":
                     for seat in self.host.spec.to_act(state.game):
-                        actions = [canonical_json(self.host.encode_action(a)) for a in self.host.legal_actions(state, seat)]
+                        actions = self.host.legal_action_texts(state, seat)
                         response.next.append(rules_pb2.SeatActions(seat=seat, actions_json=actions))
         return response
 
@@ -263,7 +263,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             state = self._state(request.game_type, request.game_id)
             if not 0 <= request.seat < state.seats:
                 raise Rejection("no_such_seat", f"seat {request.seat} is not at this table", "malformed")
-            actions = [canonical_json(self.host.encode_action(a)) for a in self.host.legal_actions(state, request.seat)]
+            actions = self.host.legal_action_texts(state, request.seat)
         except Rejection as exc:
             await self._abort(context, exc)
             return rules_pb2.ListLegalActionsResponse()

@@ -20,7 +20,7 @@ from croupier.engine import registry
 from croupier.engine.contract import Rejection
 from croupier.engine.table import TableHost
 from croupier.rules.pace import IDLE_SHARE, CommitPace
-from croupier.rules.partition import PartitionOwner, Pending
+from croupier.rules.partition import PROBE_EVERY, PartitionOwner, Pending
 
 SEED = "ab" * 32
 
@@ -220,3 +220,35 @@ def test_no_linger_means_no_wait():
             await owner.stop("test")
 
     assert asyncio.run(main()) == 0.0
+
+
+def test_a_table_played_as_fast_as_it_answers_stops_lingering_and_many_tables_bring_it_back():
+    async def main():
+        owner, writer = await _started_owner(0.05)
+        loop = asyncio.get_running_loop()
+        try:
+            for i in range(64):  # one table, each command sent when the one before is answered
+                item = _create(loop, f"solo{i}")
+                owner.submit(item)
+                await item.future
+            solo = owner.lingers
+            before = len(writer.transactions)
+            items = []
+            for i in range(60):  # then many tables: a command every 5 ms, none waiting for another
+                items.append(_create(loop, f"many{i}"))
+                owner.submit(items[-1])
+                await asyncio.sleep(0.005)
+            await asyncio.gather(*(item.future for item in items))
+            return solo, owner.lingers - solo, writer.transactions[before:]
+        finally:
+            await owner.stop("test")
+
+    solo, many, transactions = asyncio.run(main())
+    # Alone, the commands come 50 ms apart (often enough to expect company) but never meet:
+    # after 7 lingers without company (0.8**7 < COMPANY) only a probe every PROBE_EVERY batches
+    # lingers. Without that rule all 63 after the first would linger.
+    assert 7 < solo <= 7 + 64 // PROBE_EVERY + 1, solo
+    # With many tables a probe finds company and lingering resumes: the 60 commands share far
+    # fewer transactions than the 60 they would take one by one.
+    assert many >= 2, many
+    assert len(transactions) <= 30, transactions

@@ -38,6 +38,12 @@ ALREADY_EXISTS = "already_exists"
 # between arrivals gives the newest gap this weight.
 COMPANY = 0.25
 GAP_SMOOTHING = 0.2
+# ... and only while lingering pays: while at least COMPANY of the recent lingers (weighted
+# by PAID_SMOOTHING) found another command arriving. Commands that come one after another's
+# answer (a single table played as fast as it answers) arrive often but never meet; there,
+# every PROBE_EVERY-th batch lingers to find out whether that has changed.
+PAID_SMOOTHING = 0.2
+PROBE_EVERY = 16
 
 REBUILDING, READY, LOST = "rebuilding", "ready", "lost"
 
@@ -110,6 +116,9 @@ class PartitionOwner:
         self._linger_s = linger_s
         self._gap = float("inf")  # smoothed seconds between commands' arrivals here
         self._last_arrival: float | None = None
+        self._paid = 1.0  # smoothed share of lingers that found company
+        self._unproven = 0  # batches taken at once since the last linger, while lingers do not pay
+        self.lingers = 0  # batches that lingered
         self._window = dedupe_window
         self._task: asyncio.Task | None = None
         self._timer_task: asyncio.Task | None = None
@@ -204,10 +213,19 @@ class PartitionOwner:
         """How long a batch whose first command is `first` waits for more before it is taken:
         until linger_s after that command arrived (time it spent queued behind the partition's
         last transaction counts), and only while commands come here at least COMPANY per
-        linger on average. A partition that hears from one table now and then never waits."""
+        linger on average. A partition that hears from one table now and then never waits;
+        nor does one whose lingers have not found company lately, but for a probe every
+        PROBE_EVERY batches."""
         if not self._linger_s or self._gap * COMPANY > self._linger_s:
             return 0.0
+        if self._paid < COMPANY and self._unproven < PROBE_EVERY:
+            return 0.0
         return first.enqueued + self._linger_s - time.perf_counter()
+
+    def _lingered(self, company: bool) -> None:
+        self.lingers += 1
+        self._unproven = 0
+        self._paid += PAID_SMOOTHING * (float(company) - self._paid)
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -220,7 +238,11 @@ class PartitionOwner:
                         await asyncio.sleep(pause)  # holding `batch`: a stop now answers it below
                 linger = self.linger_for(batch[0])
                 if linger > 0:
+                    waiting = self._queue.qsize()
                     await asyncio.sleep(linger)  # as above: a stop now answers the batch
+                    self._lingered(self._queue.qsize() > waiting)
+                elif self._paid < COMPANY:
+                    self._unproven += 1
                 while len(batch) < self._max_batch and not self._queue.empty():
                     batch.append(self._queue.get_nowait())
                 await self._process(loop, batch)

@@ -177,8 +177,8 @@ def play_one(
         wire = [host.encode_action(a) for a in legal]
         if verify:
             # The texts the rules service and the read models send come from the host's cache.
-            texts = host.legal_action_texts(state, seat)
-            if texts != [canonical_json(w) for w in wire] or "[" + ",".join(texts) + "]" != canonical_json(wire):
+            if (host.legal_action_texts(state, seat) != [canonical_json(w) for w in wire]
+                    or host.legal_actions_json(state, seat) != canonical_json(wire)):
                 fail("legal_action_texts differ from the legal actions' wire form")
         choice = bots[seat](host.view(state, seat), wire, rng)
         if choice is None:

@@ -603,6 +603,10 @@ class TableHost:
             out.append(text)
         return out
 
+    def legal_actions_json(self, state: TableState, seat: int) -> str:
+        """The seat's legal actions as one canonical JSON list (the read models' form)."""
+        return "[" + ",".join(self.legal_action_texts(state, seat)) + "]"
+
     def deadline(self, state: TableState) -> int | None:
         """When the host must send Tick: the game's own deadline or the turn clock's."""
         if state.status != RUNNING:

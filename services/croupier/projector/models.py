@@ -140,8 +140,7 @@ class ReadModels:
         views = {"spectator": canonical_json(host.view(state, None))}
         for seat in range(state.seats):
             views[str(seat)] = canonical_json(host.view(state, seat))
-            # The texts of canonical_json(list of the actions), from the host's cache of each.
-            views[f"actions:{seat}"] = "[" + ",".join(host.legal_action_texts(state, seat)) + "]"
+            views[f"actions:{seat}"] = host.legal_actions_json(state, seat)
         args: list[Any] = [f.first_seq, state.version, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), len(meta)]
         for key, value in meta.items():
             args.extend((key, value))

@@ -13,7 +13,6 @@ import asyncio
 import heapq
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,6 +44,10 @@ GAP_SMOOTHING = 0.2
 PAID_SMOOTHING = 0.2
 PROBE_EVERY = 16
 
+# Distinct event-type sequences shared by the remembered results (Remembered); far more than
+# any game has, and cleared rather than grown past.
+EVENT_TYPE_TUPLES_KEPT = 4096
+
 REBUILDING, READY, LOST = "rebuilding", "ready", "lost"
 
 
@@ -58,12 +61,20 @@ class Outcome:
     duplicate: bool = False
 
 
+# What a game remembers of one of its recent command_ids: (first_seq, last_seq, event_types).
+# A tuple of atoms, not an object: CPython's collector stops tracking such tuples after their
+# first collection, so the thousands a replica remembers (dedupe_window a game) are not walked
+# by every later collection. As Outcome objects they were half of a replica's tracked heap,
+# and its collections paused it for up to ~100 ms (docs/performance.md).
+Remembered = tuple[int, int, tuple[str, ...]]
+
+
 @dataclass(slots=True)
 class Slot:
-    """A game in memory: its state and the results of its recent command_ids."""
+    """A game in memory: its state and the results of its recent command_ids, oldest first."""
 
     state: TableState
-    seen: OrderedDict = field(default_factory=OrderedDict)
+    seen: dict[str, Remembered] = field(default_factory=dict)
 
 
 @dataclass
@@ -120,6 +131,7 @@ class PartitionOwner:
         self._unproven = 0  # batches taken at once since the last linger, while lingers do not pay
         self.lingers = 0  # batches that lingered
         self._window = dedupe_window
+        self._event_types: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._task: asyncio.Task | None = None
         self._timer_task: asyncio.Task | None = None
         self._deadlines: dict[str, int] = {}
@@ -170,14 +182,32 @@ class PartitionOwner:
                 log.error("gap_in_log", game_id=env.game_id, seq=env.seq, version=slot.state.version)
                 return
             slot.state = self.host.evolve(slot.state, env)
-        if env.cause is not None and env.command_id:
-            self._remember(slot, env.command_id, Outcome(env.game_id, env.seq, env.seq + env.cause["events"] - 1,
-                                                         env.seq + env.cause["events"] - 1, (env.type,)))
+        if not env.command_id:
+            return
+        if env.cause is not None:
+            last = env.seq + env.cause["events"] - 1
+            self._remember(slot, env.command_id, env.seq, last, (env.type,))
+        else:
+            # A later event of the same command: its type joins the remembered result, so a
+            # retry answered after a rebuild names every event type, as the first answer did.
+            known = slot.seen.get(env.command_id)
+            if known is not None and known[0] < env.seq <= known[1]:
+                slot.seen[env.command_id] = (known[0], known[1], self._types(known[2] + (env.type,)))
 
-    def _remember(self, slot: Slot, command_id: str, outcome: Outcome) -> None:
-        slot.seen[command_id] = outcome
-        if len(slot.seen) > self._window:
-            slot.seen.popitem(last=False)
+    def _remember(self, slot: Slot, command_id: str, first_seq: int, last_seq: int, event_types: tuple[str, ...]) -> None:
+        seen = slot.seen
+        seen[command_id] = (first_seq, last_seq, self._types(event_types))
+        if len(seen) > self._window:
+            del seen[next(iter(seen))]  # the oldest: a dict keeps insertion order
+
+    def _types(self, event_types: tuple[str, ...]) -> tuple[str, ...]:
+        """One shared tuple for each distinct sequence of event types (a game has few)."""
+        known = self._event_types.get(event_types)
+        if known is None:
+            if len(self._event_types) >= EVENT_TYPE_TUPLES_KEPT:
+                self._event_types.clear()
+            known = self._event_types[event_types] = event_types
+        return known
 
     async def stop(self, reason: str) -> None:
         self.status = LOST
@@ -299,7 +329,7 @@ class PartitionOwner:
                 self._on_committed(game_id, slot.state)
         for item, outcome, slot in answers:
             if slot is not None and not outcome.duplicate:
-                self._remember(slot, item.command_id, outcome)
+                self._remember(slot, item.command_id, outcome.first_seq, outcome.last_seq, outcome.event_types)
             if not item.future.done():
                 if isinstance(outcome, Rejection):
                     item.future.set_exception(outcome)
@@ -395,10 +425,11 @@ class PartitionOwner:
         host = self.host
         slot = tentative.get(item.game_id) or self.games.get(item.game_id)
         prior = in_batch.get((item.game_id, item.command_id))
-        if prior is None and slot is not None:
-            prior = slot.seen.get(item.command_id)
         if prior is not None:
             return slot, Outcome(prior.game_id, prior.first_seq, prior.last_seq, prior.version, prior.event_types, True), []
+        known = slot.seen.get(item.command_id) if slot is not None else None
+        if known is not None:
+            return slot, Outcome(item.game_id, known[0], known[1], known[1], known[2], True), []
         if item.create is not None or item.fork is not None:
             if slot is not None:
                 raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import gc
 
+from test_commit_pace import SEED, MemoryWriter  # tests/unit is on sys.path (pytest, rootdir mode)
+
 from croupier.engine import registry
 from croupier.engine.table import JoinSeat, TableHost
 from croupier.rules.partition import PartitionOwner, Pending
-
-from test_commit_pace import SEED, MemoryWriter  # tests/unit is on sys.path (pytest, rootdir mode)
 
 GAME = "expeditions"
 

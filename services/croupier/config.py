@@ -121,16 +121,6 @@ class LogSettings:
         )
 
 
-# A rules replica's collector: young collections four times as often as the other services'
-# (each a quarter the size: pauses of at most ~10 ms, against ~30 ms at bench/rules' loads),
-# and the middle generation after as many allocations as theirs. Little that a replica
-# allocates lives past one command except the games' new states, so collecting more often
-# does not cost it more in all (bench/rules: 640 against 672 ms of collection in a run). The
-# gateway is the opposite: its many streams keep much alive, and there the same setting
-# quadrupled its collection time (docs/performance.md).
-RULES_GC_THRESHOLD = (5_000, 80, 20)
-
-
 @dataclass(frozen=True)
 class GcSettings:
     """The cyclic garbage collector of a service process (croupier.runtime.tune_gc).
@@ -141,19 +131,16 @@ class GcSettings:
     objects into the old generation, whose full collections took 100+ ms each on the
     gateway (measured under `croupier loadtest`, docs/performance.md). Higher thresholds
     make collections rarer; the objects alive after start-up are frozen out of them.
-    A rules replica has its own default (RULES_GC_THRESHOLD). ``CROUPIER_GC_THRESHOLD=700,10,10``
-    restores CPython's defaults; ``0`` turns automatic collection off (not recommended:
-    reference cycles would then never be freed)."""
+    ``CROUPIER_GC_THRESHOLD=700,10,10`` restores CPython's defaults; ``0`` turns automatic
+    collection off (not recommended: reference cycles would then never be freed)."""
 
     threshold: tuple[int, int, int] = (20_000, 20, 20)
     freeze: bool = True
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *,
-                 default: tuple[int, int, int] | None = None) -> GcSettings:
-        """`default`: the process's thresholds when CROUPIER_GC_THRESHOLD is unset."""
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> GcSettings:
         env = Env(environ)
-        raw = env.str("GC_THRESHOLD", ",".join(map(str, default or cls.threshold))).strip()
+        raw = env.str("GC_THRESHOLD", ",".join(map(str, cls.threshold))).strip()
         parts = [p.strip() for p in raw.split(",")]
         if raw == "0":
             parts = ["0", "0", "0"]

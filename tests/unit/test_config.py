@@ -78,14 +78,6 @@ def test_gc_settings_from_the_environment() -> None:
             GcSettings.from_env({"CROUPIER_GC_THRESHOLD": bad})
 
 
-def test_a_rules_replica_has_its_own_gc_default_and_the_variable_still_rules() -> None:
-    from croupier.config import RULES_GC_THRESHOLD, GcSettings
-
-    assert RULES_GC_THRESHOLD != GcSettings.threshold
-    assert GcSettings.from_env({}, default=RULES_GC_THRESHOLD).threshold == RULES_GC_THRESHOLD
-    assert GcSettings.from_env({"CROUPIER_GC_THRESHOLD": "700,10,10"}, default=RULES_GC_THRESHOLD).threshold == (700, 10, 10)
-
-
 def test_tune_gc_sets_the_thresholds_and_freezes_what_start_up_made() -> None:
     import gc
 

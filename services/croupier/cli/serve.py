@@ -25,19 +25,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     gw.set_defaults(func=cmd_gateway)
 
 
-def _configure_logging(gc_default: tuple[int, int, int] | None = None) -> None:
-    """Logging, the event loop's name checked, then the garbage collector (croupier.runtime;
-    `gc_default`: the service's own thresholds, when CROUPIER_GC_THRESHOLD is unset): the
-    last step before a service's loop starts, so that start-up's objects are frozen out of
-    collections."""
-    from croupier.config import ConfigError, GcSettings, LogSettings, event_loop
+def _configure_logging() -> None:
+    """Logging, the event loop's name checked, then the garbage collector (croupier.runtime):
+    the last step before a service's loop starts, so that start-up's objects are frozen out
+    of collections."""
+    from croupier.config import ConfigError, LogSettings, event_loop
     from croupier.log import configure
     from croupier.runtime import tune_gc
 
     try:
         configure(LogSettings.from_env(default_format="json"))
         event_loop()  # a bad CROUPIER_EVENT_LOOP is told here, before the service starts
-        tune_gc(GcSettings.from_env(default=gc_default))
+        tune_gc()
     except ConfigError as exc:
         print(f"croupier serve: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -55,9 +54,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     except (Rejection, SettingsError) as exc:
         print(f"croupier serve rules: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
-    from croupier.config import RULES_GC_THRESHOLD
-
-    _configure_logging(RULES_GC_THRESHOLD)
+    _configure_logging()
     run(serve(settings))
     return 0
 

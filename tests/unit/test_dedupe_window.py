@@ -46,6 +46,12 @@ async def _owner(envelopes: list, window: int = 16) -> PartitionOwner:
     return owner
 
 
+def _a_legal_move(owner: PartitionOwner, game_id: str):
+    """The first legal action of the seat to act in the owner's game."""
+    host, state = owner.host, owner.games[game_id].state
+    return host.legal_actions(state, host.spec.to_act(state.game)[0])[0]
+
+
 async def _send(owner: PartitionOwner, game_id: str, command, command_id: str):
     item = Pending(game_id, command, command_id, None, asyncio.get_running_loop().create_future())
     owner.submit(item)
@@ -75,9 +81,7 @@ def test_a_live_retry_answers_as_the_first_time_and_appends_nothing():
     async def main():
         owner = await _owner(_logged_game(_host(), "g"))
         try:
-            state = owner.games["g"].state
-            seat = owner.host.spec.to_act(state.game)[0]
-            move = owner.host.legal_actions(state, seat)[0]
+            move = _a_legal_move(owner, "g")
             first = await _send(owner, "g", move, "m1")
             appended = len(owner._writer.transactions)
             again = await _send(owner, "g", move, "m1")
@@ -97,10 +101,7 @@ def test_the_window_keeps_the_newest_results_and_forgets_the_oldest():
         try:
             sent = []
             for i in range(5):
-                state = owner.games["g"].state
-                seat = owner.host.spec.to_act(state.game)[0]
-                move = owner.host.legal_actions(state, seat)[0]
-                await _send(owner, "g", move, f"m{i}")
+                await _send(owner, "g", _a_legal_move(owner, "g"), f"m{i}")
                 sent.append(f"m{i}")
             return list(owner.games["g"].seen), sent
         finally:
@@ -114,9 +115,7 @@ def test_remembered_results_are_not_walked_by_the_garbage_collector():
     async def main():
         owner = await _owner(_logged_game(_host(), "g"))
         try:
-            state = owner.games["g"].state
-            seat = owner.host.spec.to_act(state.game)[0]
-            await _send(owner, "g", owner.host.legal_actions(state, seat)[0], "m1")
+            await _send(owner, "g", _a_legal_move(owner, "g"), "m1")
             return list(owner.games["g"].seen.values())
         finally:
             await owner.stop("test")

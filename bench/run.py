@@ -21,6 +21,7 @@ RESULTS = HERE / "results"
 
 BENCHES = {
     "engine": ["engine.py"],
+    "memory": ["memory.py"],
     "rules": ["rules.py"],
     "projector": ["projector.py"],
     "gateway": ["gateway.py"],
@@ -29,6 +30,7 @@ BENCHES = {
 }
 QUICK = {
     "engine": ["--games", "20"],
+    "memory": ["--games", "5"],
     "rules": ["--seconds", "4"],
     "projector": ["--events", "100000"],
     "gateway": ["--tables", "4", "--seconds", "5"],
@@ -51,6 +53,12 @@ def table() -> list[tuple[str, str, str, str]]:
             rows.append((f"engine {game}: commands/s", f"{r['commands_per_s']:,.0f}", ">= 10,000", "-"))
             rows.append((f"engine {game}: replayed events/s", f"{r['replay_events_per_s']:,.0f}", ">= 50,000", "-"))
             rows.append((f"engine {game}: bytes per live game", f"{r['bytes_per_live_game']:,}", "< 20,000 (idle table)", "-"))
+    memory = load("memory")
+    if memory:
+        for game, r in memory["games"].items():
+            rows.append((f"rules replica {game}: bytes per finished game, kept / retired",
+                         f"{r['bytes_per_finished_game_kept']:,} / {r['bytes_per_retired_game']:,}", "-",
+                         f"live game {r['bytes_per_live_game']:,}"))
     rules = load("rules")
     if rules:
         echo = rules["echo_baseline"]["per_s"]

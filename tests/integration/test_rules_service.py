@@ -342,3 +342,74 @@ def test_turn_clock_fires_through_the_service_and_survives_failover(kafka, redis
     log = read_log(kafka, topic(prefix), PARTITIONS)[gid]
     assert [e.seq for e in log] == list(range(1, len(log) + 1))
     assert any(e.cause and e.cause["command"]["type"] == "Tick" for e in log)
+
+
+def _gauge(text: str, name: str) -> float:
+    """A gauge's value from a Prometheus text exposition."""
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no {name} in the metrics")
+
+
+def test_a_finished_game_is_retired_from_memory_and_read_back_from_the_log(kafka, redis_url, prefix, services, tmp_path):
+    from urllib.request import urlopen
+
+    from harness import free_port
+
+    from croupier.engine import registry
+    from croupier.engine.codec import canonical_json
+    from croupier.engine.table import TableHost
+
+    metrics_port = free_port()
+    svc, addr = launch(services, kafka, redis_url, prefix, tmp_path, CROUPIER_RULES_RETIRE_AFTER_S="0",
+                       CROUPIER_RULES_METRICS_PORT=str(metrics_port))
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[svc])
+
+    def scrape() -> str:
+        return urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
+
+    async def main():
+        client = RulesClient(addr)
+        stub = client.stub()
+        gid, live = uuid.uuid4().hex, uuid.uuid4().hex
+        await play(client, GAME, gid, 2, 6, {}, random.Random(3))
+        await play(client, GAME, live, 2, 2, {}, random.Random(4))
+        before = scrape()
+        end = rules_pb2.ForceEndRequest(game_type=GAME, game_id=gid, command_id="end", reason="test")
+        ended = await stub.ForceEnd(end)
+        after = scrape()
+        views = {}
+        for seat in (None, 0, 1):
+            request = rules_pb2.GetStateRequest(game_type=GAME, game_id=gid)
+            if seat is not None:
+                request.seat = seat
+            views[seat] = await stub.GetState(request)
+        legal = await stub.ListLegalActions(rules_pb2.ListLegalActionsRequest(game_type=GAME, game_id=gid, seat=0))
+        again = await stub.ForceEnd(end)
+        try:
+            await stub.ForceEnd(rules_pb2.ForceEndRequest(game_type=GAME, game_id=gid, command_id="end-2"))
+            refused = None
+        except grpc.aio.AioRpcError as error:
+            refused = (error.code(), from_rpc_error(error)[0].code)
+        playing = await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=live))
+        await client.close()
+        return gid, before, after, ended, views, legal, again, refused, playing
+
+    gid, before, after, ended, views, legal, again, refused, playing = asyncio.run(main())
+    assert _gauge(before, "croupier_rules_retired_games") == 0 and _gauge(before, "croupier_rules_owned_games") == 2
+    assert _gauge(after, "croupier_rules_retired_games") == 1 and _gauge(after, "croupier_rules_owned_games") == 1
+    # Read back from the log: what the fold of the log shows each seat and a spectator.
+    log = read_log(kafka, topic(prefix), PARTITIONS)[gid]
+    host = TableHost(registry.get(GAME))
+    state = host.fold(log)
+    assert state.status == "over" and state.version == ended.result.version
+    for seat, answer in views.items():
+        assert answer.version == ended.result.version
+        assert answer.view_json == canonical_json(host.view(state, seat))
+    assert list(legal.actions_json) == [] and legal.version == ended.result.version
+    # Commands: a retry gets its first answer and appends nothing; anything else is refused.
+    assert again.result.duplicate and again.result.last_seq == ended.result.last_seq
+    assert len(read_log(kafka, topic(prefix), PARTITIONS)[gid]) == len(log)
+    assert refused == (grpc.StatusCode.FAILED_PRECONDITION, "game_over")
+    assert json.loads(playing.view_json)["status"] == "running"

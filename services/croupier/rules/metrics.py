@@ -18,6 +18,9 @@ class RulesMetrics:
         self.append_latency = Histogram("croupier_rules_append_seconds", "Kafka transaction time per batch",
                                         buckets=LATENCY_BUCKETS, registry=self.registry)
         self.owned_games = Gauge("croupier_rules_owned_games", "Games held in memory", registry=self.registry)
+        self.retired_games = Gauge("croupier_rules_retired_games",
+                                   "Finished games retired from memory (their version and last results kept)",
+                                   registry=self.registry)
         self.owned_partitions = Gauge("croupier_rules_owned_partitions", "Partitions owned", registry=self.registry)
         self._game = labels["game_type"]
 

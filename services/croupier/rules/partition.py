@@ -22,7 +22,7 @@ import structlog
 
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
-from croupier.engine.table import TableHost, TableState
+from croupier.engine.table import OVER, TableHost, TableState
 from croupier.rules.pace import CommitPace
 from croupier.rules.store import WriterFenced
 
@@ -50,6 +50,13 @@ EVENT_TYPE_TUPLES_KEPT = 4096
 
 REBUILDING, READY, LOST = "rebuilding", "ready", "lost"
 
+# A retired game keeps the results of this many of its last command_ids (a retry that comes
+# after retirement, minutes after the game ended, is rare; these few cost ~1 KB a game).
+RETIRED_WINDOW = 8
+# While a partition is rebuilt, games that ended long ago are retired every this many events,
+# so that a partition of many finished games never holds all their states at once.
+RETIRE_EVERY_EVENTS = 5000
+
 
 @dataclass(slots=True)
 class Outcome:
@@ -67,6 +74,14 @@ class Outcome:
 # by every later collection. As Outcome objects they were half of a replica's tracked heap,
 # and its collections paused it for up to ~100 ms (docs/performance.md).
 Remembered = tuple[int, int, tuple[str, ...]]
+
+# What a partition keeps of a finished game once it is retired (retire_after_s after its
+# end): its version and the results of its last RETIRED_WINDOW command_ids as
+# (command_id, first_seq, last_seq, event_types). Atoms again, untracked by the collector.
+# A command for it is answered from these alone: a retry gets its first result, anything else
+# the table's `game_over` (or a version conflict, or `already_exists` for a create), as the
+# live game would have answered. Its state is not kept: a read reloads it from the log.
+Retired = tuple[int, tuple[tuple[str, int, int, tuple[str, ...]], ...]]
 
 
 @dataclass(slots=True)
@@ -105,11 +120,19 @@ class PartitionOwner:
         append_executor: ThreadPoolExecutor | None = None,
         pace: CommitPace | None = None,
         linger_s: float = 0.0,
+        retire_after_s: float | None = None,
     ):
         self.host = host
         self.partition = partition
         self.status = REBUILDING
         self.games: dict[str, Slot] = {}
+        # Finished games are retired from `games` retire_after_s after their last event (None:
+        # never), so a long-lived replica's memory holds the games being played, not every
+        # game it has ever hosted. `_ended`: games over but not yet retired, in the order they
+        # ended, with the time (ms) of their last event.
+        self.retired: dict[str, Retired] = {}
+        self._ended: dict[str, int] = {}
+        self._retire_ms = None if retire_after_s is None else int(retire_after_s * 1000)
         self._make_writer = make_writer
         self._writer: Any = None
         self._queue: asyncio.Queue[Pending] = asyncio.Queue()
@@ -156,6 +179,10 @@ class PartitionOwner:
         for env in envelopes:
             self._fold(env)
             count += 1
+            if count % RETIRE_EVERY_EVENTS == 0:
+                # Not the game of this event: the rest of its command may follow it.
+                self.retire_due(keep=env.game_id)
+        self.retire_due()
         read_seconds = time.perf_counter() - read_started
         self.status = READY
         for game_id, slot in self.games.items():
@@ -165,13 +192,20 @@ class PartitionOwner:
         elapsed = time.perf_counter() - started
         # seconds: from the start (a new writer, which fences the previous one, is ~1 s of it);
         # read_seconds: reading the partition and folding its events into the games.
-        log.info("partition_ready", partition=self.partition, games=len(self.games), events=count,
-                 seconds=round(elapsed, 3), read_seconds=round(read_seconds, 3))
+        log.info("partition_ready", partition=self.partition, games=len(self.games), retired=len(self.retired),
+                 events=count, seconds=round(elapsed, 3), read_seconds=round(read_seconds, 3))
         if self._on_committed:
             for game_id, slot in self.games.items():
                 self._on_committed(game_id, slot.state)
 
+    def adopt(self, previous: PartitionOwner) -> None:
+        """Take over the games of this partition's previous owner in this replica (it was
+        revoked and has come back): only what the log holds beyond them is read again."""
+        self.games, self.retired, self._ended = previous.games, previous.retired, previous._ended
+
     def _fold(self, env: Envelope) -> None:
+        if env.game_id in self.retired:
+            return  # ended, and every event of it folded before it was retired
         slot = self.games.get(env.game_id)
         if slot is None:
             slot = self.games[env.game_id] = Slot(state=self.host.evolve(None, env))
@@ -182,6 +216,8 @@ class PartitionOwner:
                 log.error("gap_in_log", game_id=env.game_id, seq=env.seq, version=slot.state.version)
                 return
             slot.state = self.host.evolve(slot.state, env)
+        if slot.state.status == OVER:
+            self._ended[env.game_id] = slot.state.last_time
         if not env.command_id:
             return
         if env.cause is not None:
@@ -199,6 +235,28 @@ class PartitionOwner:
         seen[command_id] = (first_seq, last_seq, self._types(event_types))
         if len(seen) > self._window:
             del seen[next(iter(seen))]  # the oldest: a dict keeps insertion order
+
+    def retire_due(self, now_ms: int | None = None, keep: str | None = None) -> int:
+        """Retire the finished games whose last event is retire_after_s old (all but `keep`);
+        how many were retired. Cheap when none is due: the oldest ended game is looked at."""
+        if self._retire_ms is None or not self._ended:
+            return 0
+        cutoff = (int(time.time() * 1000) if now_ms is None else now_ms) - self._retire_ms
+        ended, retired = self._ended, 0
+        while ended:
+            game_id = next(iter(ended))
+            if ended[game_id] > cutoff or game_id == keep:
+                break
+            del ended[game_id]
+            slot = self.games.get(game_id)
+            if slot is None or slot.state.status != OVER:
+                continue
+            del self.games[game_id]
+            recent = list(slot.seen.items())[-RETIRED_WINDOW:]
+            self.retired[game_id] = (slot.state.version, tuple((cid, *result) for cid, result in recent))
+            self._deadlines.pop(game_id, None)
+            retired += 1
+        return retired
 
     def _types(self, event_types: tuple[str, ...]) -> tuple[str, ...]:
         """One shared tuple for each distinct sequence of event types (a game has few)."""
@@ -277,6 +335,8 @@ class PartitionOwner:
                     batch.append(self._queue.get_nowait())
                 await self._process(loop, batch)
                 self._last_done = loop.time()
+                if self._ended:
+                    self.retire_due()
             except asyncio.CancelledError:
                 # Stopped (revoked) with this batch taken, maybe in flight: its append may or
                 # may not have committed. Answer it as moved (retryable): the next owner reads
@@ -325,6 +385,8 @@ class PartitionOwner:
         for game_id, slot in tentative.items():
             self.games[game_id] = slot
             self._schedule(game_id, slot.state)
+            if slot.state.status == OVER:
+                self._ended[game_id] = slot.state.last_time
             if self._on_committed:
                 self._on_committed(game_id, slot.state)
         for item, outcome, slot in answers:
@@ -409,6 +471,7 @@ class PartitionOwner:
                 continue
             for env in envelopes:
                 self._fold(env)
+            self.retire_due()
             for game_id, slot in self.games.items():
                 self._schedule(game_id, slot.state)
                 if self._on_committed:
@@ -430,6 +493,8 @@ class PartitionOwner:
         known = slot.seen.get(item.command_id) if slot is not None else None
         if known is not None:
             return slot, Outcome(item.game_id, known[0], known[1], known[1], known[2], True), []
+        if slot is None and item.game_id in self.retired:
+            return self._decide_retired(item)
         if item.create is not None or item.fork is not None:
             if slot is not None:
                 raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)
@@ -456,6 +521,19 @@ class PartitionOwner:
         in_batch[(item.game_id, item.command_id)] = outcome
         tentative[item.game_id] = new
         return new, outcome, envs
+
+
+    def _decide_retired(self, item: Pending):
+        """A command for a retired game: answered as the finished game would answer it."""
+        version, recent = self.retired[item.game_id]
+        for command_id, first_seq, last_seq, event_types in recent:
+            if command_id == item.command_id:
+                return None, Outcome(item.game_id, first_seq, last_seq, last_seq, event_types, True), []
+        if item.create is not None or item.fork is not None:
+            raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)
+        if item.expected_version is not None and item.expected_version != version:
+            raise Rejection("version_conflict", f"expected version {item.expected_version}, the game is at {version}", CONFLICT)
+        raise Rejection("game_over", "this table has ended", "illegal")
 
 
 def _fenced(exc: BaseException) -> bool:

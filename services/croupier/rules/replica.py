@@ -221,6 +221,16 @@ class Replica:
         self._append_executor = (ThreadPoolExecutor(max_workers=settings.append_threads, thread_name_prefix="append")
                                  if settings.append_threads > 0 else None)
         self.pace = CommitPace(settings.commit_interval_ms / 1000)
+        if metrics is not None:
+            # Read when scraped (on the metrics server's thread), so always current.
+            metrics.owned_games.set_function(lambda: self._count(lambda o: len(o.games)))
+            metrics.retired_games.set_function(lambda: self._count(lambda o: len(o.retired)))
+
+    def _count(self, size: Callable[[PartitionOwner], int]) -> float:
+        try:
+            return float(sum(size(o) for o in tuple(self.owners.values())))
+        except RuntimeError:  # changed while copied (the loop's thread): the next scrape reads it
+            return float("nan")
 
     def start(self) -> None:
         self.pace.start()
@@ -314,10 +324,11 @@ class Replica:
             on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
             still_assigned=lambda p=p: self.membership is None or p in self.assigned,
             append_executor=self._append_executor, pace=self.pace, linger_s=s.commit_linger_ms / 1000,
+            retire_after_s=s.retire_after_s,
         )
         start = 0
         if previous is not None:
-            owner.games = previous[0].games
+            owner.adopt(previous[0])
             start = previous[1]
         self.owners[p] = owner
         started = time.perf_counter()
@@ -344,7 +355,6 @@ class Replica:
             self._publish(p, "ready")
         if self._metrics:
             self._metrics.owned_partitions.set(len(self.owners))
-            self._metrics.owned_games.set(sum(len(o.games) for o in self.owners.values()))
 
     def _fenced(self, partition: int) -> None:
         """Another writer fenced ours. If the group still gives us the partition, the next

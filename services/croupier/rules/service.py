@@ -26,7 +26,7 @@ from croupier.rules.metrics import RulesMetrics
 from croupier.rules.partition import NOT_OWNER, READY, UNAVAILABLE, Outcome, Pending
 from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
-from croupier.rules.store import ensure_topic, partition_for
+from croupier.rules.store import ensure_topic, partition_for, read_game
 from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
 from croupier.tagged import answer_each
 from croupier.v1 import rules_pb2, rules_pb2_grpc
@@ -136,8 +136,6 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return rules_pb2.CreateGameResponse(result=result, seed_hash=slot.state.seed_hash if slot else "")
 
     async def ForkGame(self, request, context):
-        from croupier.rules.store import read_game
-
         try:
             if request.game_type and request.game_type != self.s.game:
                 raise Rejection("wrong_game_type", f"this service hosts {self.s.game}, not {request.game_type}", NOT_FOUND)
@@ -230,7 +228,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         if request.want_next:
             owner = self.replica.owner_of(partition_for(request.game_id, self.replica.partitions))
             slot = owner.games.get(request.game_id) if owner else None
-            if slot is not None:
+            if slot is None and owner is not None and request.game_id in owner.retired:
+                response.over = True  # a retry answered for a finished, retired game
+            elif slot is not None:
                 state = slot.state
                 response.over = state.status == "over"
                 if state.status == "running":
@@ -239,16 +239,25 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                         response.next.append(rules_pb2.SeatActions(seat=seat, actions_json=actions))
         return response
 
-    def _state(self, game_type: str, game_id: str):
+    async def _state(self, game_type: str, game_id: str):
         owner, _ = self._owner(game_type, game_id)
         slot = owner.games.get(game_id)
-        if slot is None:
-            raise Rejection("no_such_game", f"no game {game_id}", NOT_FOUND)
-        return slot.state
+        if slot is not None:
+            return slot.state
+        if game_id in owner.retired:
+            # A finished game retired from memory: its state is the fold of its log.
+            loop = asyncio.get_running_loop()
+            try:
+                envelopes = await loop.run_in_executor(None, read_game, self.s.kafka, game_id, [self.s.game])
+            except Exception as exc:
+                raise Rejection(UNAVAILABLE, f"reading the finished game from the log failed: {exc}", UNAVAILABLE) from None
+            if envelopes:
+                return self.host.fold(envelopes)
+        raise Rejection("no_such_game", f"no game {game_id}", NOT_FOUND)
 
     async def GetState(self, request, context):
         try:
-            state = self._state(request.game_type, request.game_id)
+            state = await self._state(request.game_type, request.game_id)
             seat = request.seat if request.HasField("seat") else None
             if seat is not None and not 0 <= seat < state.seats:
                 raise Rejection("no_such_seat", f"seat {seat} is not at this table", "malformed")
@@ -260,7 +269,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
     async def ListLegalActions(self, request, context):
         try:
-            state = self._state(request.game_type, request.game_id)
+            state = await self._state(request.game_type, request.game_id)
             if not 0 <= request.seat < state.seats:
                 raise Rejection("no_such_seat", f"seat {request.seat} is not at this table", "malformed")
             actions = self.host.legal_action_texts(state, request.seat)

@@ -79,6 +79,10 @@ class RulesSettings:
     # its arrival, for others to share its transaction; only while the partition hears from
     # commands often enough to expect some (rules/partition.py, docs/architecture.md).
     commit_linger_ms: int = 10
+    # A finished game is retired from memory this long (s) after its last event: a command
+    # for it is still answered (a retry with its first result, anything else `game_over`),
+    # and a read of its state reloads it from the log (rules/partition.py).
+    retire_after_s: int = 300
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
 
     @classmethod
@@ -97,5 +101,6 @@ class RulesSettings:
             append_threads=env_int("CROUPIER_RULES_APPEND_THREADS", 0, 0),
             commit_interval_ms=env_int("CROUPIER_RULES_COMMIT_INTERVAL_MS", 0, 0),
             commit_linger_ms=env_int("CROUPIER_RULES_COMMIT_LINGER_MS", 10, 0),
+            retire_after_s=env_int("CROUPIER_RULES_RETIRE_AFTER_S", 300, 0),
             kafka=KafkaSettings.from_env(),
         )

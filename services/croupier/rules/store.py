@@ -215,9 +215,10 @@ def rdkafka_detail(exc: BaseException) -> str:
 
 
 def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start: int = 0,
-                   poll_ms: int = 200, stall_s: float = 60.0) -> Iterator[Envelope]:
+                   poll_ms: int = 200, stall_s: float = 60.0, key: bytes | None = None) -> Iterator[Envelope]:
     """Every committed envelope of a partition from `start` up to its current end
-    (read_committed: the last stable offset), in order."""
+    (read_committed: the last stable offset), in order; with `key`, only that game's (the
+    record key is the game_id, so the others are skipped without being decoded)."""
     tp = TopicPartition(topic, partition)
     consumer = KafkaConsumer(
         bootstrap_servers=settings.bootstrap,
@@ -248,6 +249,8 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
             for record in records:
                 if record.offset >= end:
                     break
+                if key is not None and record.key != key:
+                    continue
                 yield decode_record(record.value)
     finally:
         consumer.close()
@@ -262,7 +265,8 @@ def read_game(settings: KafkaSettings, game_id: str, game_types: list[str]) -> l
             partitions = topic_partitions(settings, topic, timeout_s=3.0)
         except TimeoutError:
             continue
-        found = [env for env in read_partition(settings, topic, partition_for(game_id, partitions)) if env.game_id == game_id]
+        found = [env for env in read_partition(settings, topic, partition_for(game_id, partitions), key=game_id.encode())
+                 if env.game_id == game_id]
         if found:
             return found
     return []

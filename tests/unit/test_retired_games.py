@@ -1,0 +1,160 @@
+"""Finished games leave a replica's memory: retire_after_s after its last event a game that
+is over keeps only its version and its last few command results, a command for it is still
+answered as the finished game would answer it, a rebuild from the log retires it again
+without holding it, and games still being played are never touched.
+
+The owner is driven with the in-memory writer of test_commit_pace; reading a retired game's
+state back from the real log is tests/integration/test_rules_service.py's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+import pytest
+from test_commit_pace import SEED, MemoryWriter  # tests/unit is on sys.path (pytest, rootdir mode)
+from test_dedupe_window import _a_legal_move, _host, _logged_game, _send
+
+from croupier.engine.contract import Rejection
+from croupier.engine.table import ForceEnd, TableHost
+from croupier.rules.partition import RETIRED_WINDOW, PartitionOwner, Pending
+
+
+def _ended_game(host: TableHost, game_id: str, moves: int = 0) -> list:
+    """A game's log: created, seated, `moves` moves, then ended by an operator."""
+    envs = _logged_game(host, game_id)
+    state = host.fold(envs)
+    for i in range(moves):
+        seat = host.spec.to_act(state.game)[0]
+        batch = host.decide(state, host.legal_actions(state, seat)[0], command_id=f"m{i}", now=0)
+        envs += batch
+        state = host.fold(batch, state)
+    envs += host.decide(state, ForceEnd(reason="test"), command_id="end", now=0)
+    return envs
+
+
+async def _owner(envelopes: list, retire_after_s: float | None, window: int = 16) -> PartitionOwner:
+    owner = PartitionOwner(_host(), 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=window,
+                           retire_after_s=retire_after_s)
+    await owner.start(lambda: envelopes)
+    return owner
+
+
+async def _refusal(owner: PartitionOwner, item: Pending) -> Rejection:
+    owner.submit(item)
+    with pytest.raises(Rejection) as caught:
+        await item.future
+    return caught.value
+
+
+def _pending(game_id: str, command, command_id: str, expected_version: int | None = None, create: dict | None = None):
+    return Pending(game_id, command, command_id, expected_version, asyncio.get_running_loop().create_future(), create=create)
+
+
+def test_a_game_that_ends_is_retired_and_still_answers_as_a_finished_game():
+    async def main():
+        owner = await _owner(_logged_game(_host(), "g") + _logged_game(_host(), "live"), retire_after_s=0)
+        try:
+            await _send(owner, "g", _a_legal_move(owner, "g"), "m1")
+            ended = await _send(owner, "g", ForceEnd(reason="test"), "end")
+            held = set(owner.games)
+            retired = dict(owner.retired)
+            again = await _send(owner, "g", ForceEnd(reason="test"), "end")
+            appended = len(owner._writer.transactions)
+            move = await _refusal(owner, _pending("g", ForceEnd(reason="again"), "end-2"))
+            stale = await _refusal(owner, _pending("g", ForceEnd(reason="again"), "end-3", expected_version=1))
+            create = await _refusal(owner, _pending("g", None, "c-again", create={"seats": 2, "options": {}, "seed": SEED}))
+            return (ended, held, retired, again, appended, len(owner._writer.transactions), move, stale, create,
+                    set(owner.games))
+        finally:
+            await owner.stop("test")
+
+    ended, held, retired, again, appended, after, move, stale, create, still = asyncio.run(main())
+    assert held == {"live"} and still == {"live"}  # the game still being played stays
+    assert set(retired) == {"g"} and retired["g"][0] == ended.version
+    # A retry of the command that ended it: the first answer, nothing appended.
+    assert again.duplicate and (again.first_seq, again.last_seq, again.event_types) == (
+        ended.first_seq, ended.last_seq, ended.event_types)
+    assert after == appended
+    # Anything else: what the finished game answers.
+    assert (move.code, move.kind) == ("game_over", "illegal")
+    assert stale.code == "version_conflict"
+    assert create.code == "already_exists"
+
+
+def test_a_finished_game_stays_until_its_time_is_up():
+    async def main():
+        owner = await _owner(_logged_game(_host(), "g"), retire_after_s=3600)
+        try:
+            await _send(owner, "g", ForceEnd(reason="test"), "end")
+            kept = "g" in owner.games and not owner.retired
+            last = owner.games["g"].state.last_time
+            early = owner.retire_due(now_ms=last + 3_599_000)
+            due = owner.retire_due(now_ms=last + 3_600_000)
+            return kept, early, due, set(owner.retired), set(owner.games)
+        finally:
+            await owner.stop("test")
+
+    kept, early, due, retired, games = asyncio.run(main())
+    assert kept and early == 0
+    assert due == 1 and retired == {"g"} and games == set()
+
+
+def test_never_retired_without_a_time():
+    async def main():
+        owner = await _owner(_ended_game(_host(), "g"), retire_after_s=None)
+        try:
+            return owner.retire_due(now_ms=10**15), set(owner.games)
+        finally:
+            await owner.stop("test")
+
+    assert asyncio.run(main()) == (0, {"g"})
+
+
+def test_a_rebuild_retires_old_finished_games_and_keeps_their_last_results():
+    host = _host()
+    finished = _ended_game(host, "old", moves=RETIRED_WINDOW + 4)
+    playing = _logged_game(host, "playing")
+
+    async def main():
+        owner = await _owner(finished + playing, retire_after_s=60)
+        try:
+            retry = await _send(owner, "old", ForceEnd(reason="test"), "end")
+            forgotten = await _refusal(owner, _pending("old", ForceEnd(reason="test"), "join0"))
+            return set(owner.games), dict(owner.retired), retry, forgotten
+        finally:
+            await owner.stop("test")
+
+    games, retired, retry, forgotten = asyncio.run(main())
+    assert games == {"playing"} and set(retired) == {"old"}
+    version, recent = retired["old"]
+    assert version == finished[-1].seq
+    assert [r[0] for r in recent] == [f"m{i}" for i in range(5, RETIRED_WINDOW + 4)] + ["end"]
+    ending = [e for e in finished if e.command_id == "end"]
+    assert retry.duplicate and (retry.first_seq, retry.last_seq) == (ending[0].seq, ending[-1].seq)
+    # A command older than the retired window is refused as the game is over; never re-run.
+    assert forgotten.code == "game_over"
+    # Plain data, which the collector stops walking: a collection untracks a tuple once its
+    # items are all untracked, so each of the record's four levels takes one.
+    for _ in range(4):
+        gc.collect()
+    assert not gc.is_tracked(retired["old"])
+
+
+def test_a_partition_taken_back_keeps_its_retired_games_and_reads_only_what_is_new():
+    host = _host()
+    log = _ended_game(host, "old")
+
+    async def main():
+        first = await _owner(log, retire_after_s=0)
+        await first.stop("revoked")
+        again = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16, retire_after_s=0)
+        again.adopt(first)
+        await again.start(lambda: log)  # the whole partition again: the retired game's events are skipped
+        try:
+            return set(again.games), set(again.retired)
+        finally:
+            await again.stop("test")
+
+    assert asyncio.run(main()) == (set(), {"old"})

@@ -158,3 +158,83 @@ def test_a_partition_taken_back_keeps_its_retired_games_and_reads_only_what_is_n
             await again.stop("test")
 
     assert asyncio.run(main()) == (set(), {"old"})
+
+
+def test_the_log_is_folded_off_the_event_loop_which_keeps_serving():
+    """A rebuild reads and folds on the partition's thread: the loop's other work goes on."""
+    import time
+
+    host = _host()
+    log = _ended_game(host, "a", moves=40) + _logged_game(host, "b")
+
+    def slow_read():
+        for i, env in enumerate(log):
+            if i % 5 == 0:
+                time.sleep(0.002)  # the broker's pace
+            yield env
+
+    async def main():
+        ticks = 0
+
+        async def tick():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.001)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        owner = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16, retire_after_s=None)
+        started = time.perf_counter()
+        await owner.start(slow_read)
+        took = time.perf_counter() - started
+        ticker.cancel()
+        try:
+            return ticks, took, {g: s.state.version for g, s in owner.games.items()}
+        finally:
+            await owner.stop("test")
+
+    ticks, took, versions = asyncio.run(main())
+    assert versions == {"a": max(e.seq for e in log if e.game_id == "a"), "b": max(e.seq for e in log if e.game_id == "b")}
+    assert took > 0.02 and ticks >= 5, (ticks, took)  # blocked for all of `took` when folded on the loop
+
+
+def test_a_stopped_owner_stops_folding_and_the_owner_that_adopts_its_games_waits_for_it():
+    import threading
+
+    host = _host()
+    log = _ended_game(host, "a", moves=20)
+    halfway, go_on = threading.Event(), threading.Event()
+
+    def paused_read():
+        for i, env in enumerate(log):
+            if i == len(log) // 2:
+                halfway.set()
+                go_on.wait(10)
+            yield env
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        first = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16, retire_after_s=None)
+        starting = asyncio.create_task(first.start(paused_read))
+        await loop.run_in_executor(None, halfway.wait, 10)
+        await first.stop("revoked")
+        second = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16, retire_after_s=None)
+        second.adopt(first)
+        resuming = asyncio.create_task(second.start(lambda: iter(log)))
+        await asyncio.sleep(0.05)
+        waited = not resuming.done() and second.status != "ready"
+        go_on.set()
+        try:
+            await starting
+            stopped = None
+        except RuntimeError as exc:
+            stopped = str(exc)
+        await resuming
+        try:
+            return waited, stopped, second.games["a"].state.version
+        finally:
+            await second.stop("test")
+
+    waited, stopped, version = asyncio.run(main())
+    assert waited and stopped and "stopped" in stopped
+    assert version == log[-1].seq

@@ -13,7 +13,7 @@ import asyncio
 import heapq
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,6 +133,7 @@ class PartitionOwner:
         self.retired: dict[str, Retired] = {}
         self._ended: dict[str, int] = {}
         self._retire_ms = None if retire_after_s is None else int(retire_after_s * 1000)
+        self._folding = threading.Lock()  # held while the log is folded into the games (_fold_log)
         self._make_writer = make_writer
         self._writer: Any = None
         self._queue: asyncio.Queue[Pending] = asyncio.Queue()
@@ -167,23 +168,17 @@ class PartitionOwner:
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    async def start(self, rebuild: Callable[[], list[Envelope]]) -> None:
+    async def start(self, rebuild: Callable[[], Iterable[Envelope]]) -> None:
         """Fence the previous writer, then read the partition, then accept commands."""
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
         self._rebuild = rebuild
         self._writer = await loop.run_in_executor(self._executor, self._make_writer)
         read_started = time.perf_counter()
-        envelopes = await loop.run_in_executor(self._executor, rebuild)
-        count = 0
-        for env in envelopes:
-            self._fold(env)
-            count += 1
-            if count % RETIRE_EVERY_EVENTS == 0:
-                # Not the game of this event: the rest of its command may follow it.
-                self.retire_due(keep=env.game_id)
-        self.retire_due()
+        count = await loop.run_in_executor(self._executor, self._fold_log, rebuild)
         read_seconds = time.perf_counter() - read_started
+        if self.status == LOST:
+            raise RuntimeError(f"partition {self.partition} was stopped while it was rebuilt")
         self.status = READY
         for game_id, slot in self.games.items():
             self._schedule(game_id, slot.state)
@@ -202,6 +197,29 @@ class PartitionOwner:
         """Take over the games of this partition's previous owner in this replica (it was
         revoked and has come back): only what the log holds beyond them is read again."""
         self.games, self.retired, self._ended = previous.games, previous.retired, previous._ended
+        self._folding = previous._folding  # its fold of the log, if one is still running, ends first
+
+    def _fold_log(self, read: Callable[[], Iterable[Envelope]]) -> int:
+        """Fold the partition's log into the games as it is read; the events folded.
+
+        On the partition's thread, not the event loop: a rebuild after a failover reads and
+        folds for seconds, during which the loop goes on serving the replica's other
+        partitions. Nothing on the loop touches these games meanwhile: the partition is not
+        READY, so no command or read reaches them. Events are not kept: memory holds the
+        games (old finished ones retired on the way), never the whole log. A stopped owner's
+        fold ends at its next event, and one that adopts its games waits for that."""
+        with self._folding:
+            count = 0
+            for env in read():
+                if self.status == LOST:
+                    break
+                self._fold(env)
+                count += 1
+                if count % RETIRE_EVERY_EVENTS == 0:
+                    # Not the game of this event: the rest of its command may follow it.
+                    self.retire_due(keep=env.game_id)
+            self.retire_due()
+            return count
 
     def _fold(self, env: Envelope) -> None:
         if env.game_id in self.retired:
@@ -458,7 +476,7 @@ class PartitionOwner:
                 if old is not None:
                     await loop.run_in_executor(self._executor, old.close)
                 self._writer = await loop.run_in_executor(self._executor, self._make_writer)
-                envelopes = await loop.run_in_executor(self._executor, self._rebuild)
+                count = await loop.run_in_executor(self._executor, self._fold_log, self._rebuild)
             except Exception as exc:
                 if _fenced(exc):
                     self.status = LOST
@@ -469,15 +487,14 @@ class PartitionOwner:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
-            for env in envelopes:
-                self._fold(env)
-            self.retire_due()
+            if self.status != REBUILDING:
+                return  # stopped meanwhile
             for game_id, slot in self.games.items():
                 self._schedule(game_id, slot.state)
                 if self._on_committed:
                     self._on_committed(game_id, slot.state)
             self.status = READY
-            log.info("partition_recovered", partition=self.partition, events=len(envelopes))
+            log.info("partition_recovered", partition=self.partition, events=count)
 
     def _fail(self, batch: list[Pending], rejection: Rejection) -> None:
         for item in batch:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import structlog
@@ -334,12 +334,11 @@ class Replica:
         started = time.perf_counter()
         counter = {"events": 0}
 
-        def rebuild() -> list[Envelope]:
-            out = []
+        def rebuild() -> Iterator[Envelope]:
+            counter["events"] = 0
             for env in read_partition(s.kafka, self.topic, p, start=start):
-                out.append(env)
-            counter["events"] = len(out)
-            return out
+                counter["events"] += 1
+                yield env
 
         try:
             await owner.start(rebuild)

@@ -134,3 +134,64 @@ def test_an_append_whose_commit_fails_marks_the_writer_failed(kafka: str, create
         new.close()
     ids = [env.command_id for env in read_partition(settings, topic, 0)]
     assert ids == ["kept", "owner"]
+
+
+def test_a_read_gives_every_committed_record_once_in_order_and_says_where_it_ended(kafka: str, create_topic) -> None:
+    """read_partition is what a rebuild folds: every committed record in order, nothing of an
+    aborted transaction, one game's alone by key, and from the offset a read reached, only
+    what came after it."""
+    topic = create_topic()
+    settings = KafkaSettings(bootstrap=kafka)
+    writer = PartitionWriter(settings, topic, 0)
+    first, second, third = _envelopes("a"), _envelopes("b"), _envelopes("c")
+    try:
+        writer.append(first)
+        producer = writer._producer  # an aborted transaction between two commits
+        producer.begin_transaction()
+        producer.produce(topic, encode_record(_envelopes("aborted")[0]), b"k", 0)
+        producer.flush(10)
+        producer.abort_transaction(10)
+        writer.append(second)
+        reached: list[int] = []
+        everything = [env.command_id for env in read_partition(settings, topic, 0, reached=reached)]
+        end = _log_end(kafka, topic)
+        one_game = [env.game_id for env in read_partition(settings, topic, 0, key=second[0].game_id.encode())]
+        writer.append(third)
+        since = [env.command_id for env in read_partition(settings, topic, 0, start=reached[0])]
+        at_end: list[int] = []
+        nothing = list(read_partition(settings, topic, 0, start=_log_end(kafka, topic), reached=at_end))
+    finally:
+        writer.close()
+    assert everything == [e.command_id for e in first + second]
+    assert reached == [end]  # records and markers, the aborted transaction's included
+    assert one_game == [second[0].game_id] * len(second)
+    assert since == [e.command_id for e in third]
+    assert nothing == [] and at_end == [_log_end(kafka, topic)]
+
+
+def test_a_read_during_an_open_transaction_ends_before_it_and_a_later_read_gets_it(kafka: str, create_topic) -> None:
+    """A read while a writer's transaction is open (a replica reading a finished game while
+    the partition's owner appends) gives what was committed when it began, never part of the
+    open transaction, and does not wait for it; a read from where it ended gets the
+    transaction's records once committed."""
+    topic = create_topic()
+    settings = KafkaSettings(bootstrap=kafka)
+    writer = PartitionWriter(settings, topic, 0)
+    done = _envelopes("done")
+    pending = _envelopes("pending") + _envelopes("pending-too")
+    try:
+        writer.append(done)
+        producer = writer._producer
+        producer.begin_transaction()
+        producer.produce(topic, encode_record(pending[0]), pending[0].game_id.encode(), 0)
+        producer.flush(10)
+        reached: list[int] = []
+        during = [e.command_id for e in read_partition(settings, topic, 0, reached=reached)]
+        for env in pending[1:]:
+            producer.produce(topic, encode_record(env), env.game_id.encode(), 0)
+        producer.commit_transaction(10)
+        after = [e.command_id for e in read_partition(settings, topic, 0, start=reached[0])]
+    finally:
+        writer.close()
+    assert during == [e.command_id for e in done]
+    assert after == [e.command_id for e in pending]

@@ -27,7 +27,7 @@ def _slots(cls: type) -> tuple[str, ...]:
     return names
 
 
-def _twin(cls: type) -> type:
+def twin(cls: type) -> type:
     """A plain class with the same slots as the frozen record `cls`: a copy is filled in as
     one of these (plain attribute stores, the fastest there are) and then becomes a `cls`
     (the layouts are the same, so CPython allows the change of class)."""
@@ -53,7 +53,7 @@ def replacer(cls: type, groups: Mapping[str, type] | None = None) -> Callable[..
     scope: dict[str, Any] = {"_new": object.__new__}
     for c in (cls, *groups.values()):
         scope[f"_cls_{c.__name__}"] = c
-        scope[f"_blank_{c.__name__}"] = _twin(c)
+        scope[f"_blank_{c.__name__}"] = twin(c)
 
     def compile_for(key: tuple[str, ...]) -> Callable[..., Any]:
         for name in key:

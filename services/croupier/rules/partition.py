@@ -134,6 +134,10 @@ class PartitionOwner:
         self._ended: dict[str, int] = {}
         self._retire_ms = None if retire_after_s is None else int(retire_after_s * 1000)
         self._folding = threading.Lock()  # held while the log is folded into the games (_fold_log)
+        # The partition's offset up to which its log has been read and folded into the games
+        # (the replica's rebuild sets it): a later read, after a revoke and a re-take or a
+        # failed append, starts there rather than at the beginning.
+        self.log_offset = 0
         self._make_writer = make_writer
         self._writer: Any = None
         self._queue: asyncio.Queue[Pending] = asyncio.Queue()
@@ -197,6 +201,7 @@ class PartitionOwner:
         """Take over the games of this partition's previous owner in this replica (it was
         revoked and has come back): only what the log holds beyond them is read again."""
         self.games, self.retired, self._ended = previous.games, previous.retired, previous._ended
+        self.log_offset = previous.log_offset
         self._folding = previous._folding  # its fold of the log, if one is still running, ends first
 
     def _fold_log(self, read: Callable[[], Iterable[Envelope]]) -> int:

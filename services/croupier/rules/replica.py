@@ -200,7 +200,7 @@ class Replica:
         self.topic = topic
         self.partitions = partitions
         self.owners: dict[int, PartitionOwner] = {}
-        self._suspended: dict[int, tuple[PartitionOwner, int]] = {}
+        self._suspended: dict[int, PartitionOwner] = {}
         self._publish = publish
         self._metrics = metrics
         self.on_committed: Callable | None = None
@@ -326,19 +326,22 @@ class Replica:
             append_executor=self._append_executor, pace=self.pace, linger_s=s.commit_linger_ms / 1000,
             retire_after_s=s.retire_after_s,
         )
-        start = 0
         if previous is not None:
-            owner.adopt(previous[0])
-            start = previous[1]
+            owner.adopt(previous)
         self.owners[p] = owner
         started = time.perf_counter()
         counter = {"events": 0}
 
         def rebuild() -> Iterator[Envelope]:
+            """The partition from where this replica's memory of it ends (0 the first time):
+            the games hold every event before `owner.log_offset`, and the fold skips any
+            event they already hold (their own appends since, read again)."""
             counter["events"] = 0
-            for env in read_partition(s.kafka, self.topic, p, start=start):
+            reached: list[int] = []
+            for env in read_partition(s.kafka, self.topic, p, start=owner.log_offset, reached=reached):
                 counter["events"] += 1
                 yield env
+            owner.log_offset = reached[-1]  # read to the end, and every event folded
 
         try:
             await owner.start(rebuild)
@@ -367,15 +370,11 @@ class Replica:
                 continue
             await owner.stop("revoked")
             # Keep the games: if the partition comes back, read only what is new.
-            self._suspended[p] = (owner, self._end_offset_hint(owner))
+            self._suspended[p] = owner
             if self._publish:
                 self._publish(p, None)
         if self._metrics:
             self._metrics.owned_partitions.set(len(self.owners))
-
-    def _end_offset_hint(self, owner: PartitionOwner) -> int:
-        # Without per-record offsets we re-read the partition, skipping seqs we have.
-        return 0
 
     def ready_partitions(self) -> list[int]:
         return sorted(p for p, o in self.owners.items() if o.status == READY)

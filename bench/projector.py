@@ -162,7 +162,26 @@ def raw_redis(redis_url: str, prefix: str, sources, total: int, seats_avg: float
 
 
 def projector_catch_up(kafka_settings, redis_url: str, prefix: str, topic: str, partitions: int, total: int) -> dict:
-    """Projector.fold over the topic in this process, fed by the consumer the service uses."""
+    """Projector.fold over the topic in this process, fed by the consumer the service uses,
+    with the garbage collector as the service sets it (croupier.runtime.tune_gc: its
+    thresholds, and what is alive before the fold frozen). With the interpreter's default
+    collector, the fold here also paid for walking this process's own data (the source
+    games) again and again: 16,600 events/s in process against 20,617 for the service itself
+    in the same run (2026-12-01)."""
+    import gc
+
+    from croupier.runtime import tune_gc
+
+    thresholds = gc.get_threshold()
+    tune_gc()
+    try:
+        return _catch_up(kafka_settings, redis_url, prefix, topic, partitions, total)
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+
+def _catch_up(kafka_settings, redis_url: str, prefix: str, topic: str, partitions: int, total: int) -> dict:
     from croupier.projector.service import Projector, ProjectorSettings
 
     settings = ProjectorSettings(redis_url=redis_url, key_prefix=prefix, finished_ttl_s=0, metrics_port=0,

@@ -102,6 +102,9 @@ class MessageCodec:
     ):
         self._by_type: dict[str, type] = {}
         self._fields: dict[type, tuple[str, ...]] = {}
+        # name -> (class, its current VERSION, its payload's field names): decode_payload's
+        # look-ups for a payload already at the current version, the usual case.
+        self._current: dict[str, tuple[type, int, frozenset[str]]] = {}
         for cls in classes:
             name = cls.TYPE
             if name in self._by_type:
@@ -110,6 +113,7 @@ class MessageCodec:
             self._fields[cls] = tuple(
                 f.name for f in dataclasses.fields(cls) if not (seat_in_envelope and f.name == "seat")
             )
+            self._current[name] = (cls, cls.VERSION, frozenset(self._fields[cls]))
         self._upcasters = dict(upcasters or {})
 
     def __contains__(self, name: str) -> bool:
@@ -134,6 +138,15 @@ class MessageCodec:
         return out
 
     def decode_payload(self, name: str, version: int, payload: Mapping[str, Any], **extra: Any) -> Any:
+        current = self._current.get(name)
+        if current is not None and version == current[1] and current[2].issuperset(payload):
+            # Every event of every rebuild, projection and audit comes this way: no copy, no
+            # upcasting, and only lists and objects converted (from_plain leaves the rest).
+            try:
+                return current[0](**{k: from_plain(v) if isinstance(v, (list, dict)) else v
+                                     for k, v in payload.items()}, **extra)
+            except TypeError as exc:
+                raise CodecError(f"{name}: {exc}") from None
         cls = self.cls(name)
         data = dict(payload)
         while version < cls.VERSION:

@@ -238,3 +238,33 @@ def test_a_stopped_owner_stops_folding_and_the_owner_that_adopts_its_games_waits
     waited, stopped, version = asyncio.run(main())
     assert waited and stopped and "stopped" in stopped
     assert version == log[-1].seq
+
+
+def test_a_replica_forgets_the_games_of_a_partition_that_did_not_come_back():
+    """A revoked partition's games are kept a while, for a rebalance that gives it straight
+    back, then dropped: a partition that moved to another replica for good does not keep its
+    games in this one's memory."""
+    from croupier.rules.replica import SUSPENDED_KEEP_S, Replica
+    from croupier.rules.settings import RulesSettings
+
+    host = _host()
+
+    async def main():
+        replica = Replica(RulesSettings(game="expeditions"), host, "t", 2)
+        owners = []
+        for p in (0, 1):
+            owner = PartitionOwner(host, p, lambda: MemoryWriter(), max_batch=256, dedupe_window=16)
+            await owner.start(lambda p=p: _logged_game(host, f"g{p}"))
+            replica.owners[p] = owner
+            owners.append(owner)
+        await replica.revoke([0])
+        revoked_at = replica._suspended[0][1]
+        await replica.revoke([1])
+        kept = replica.forget_suspended(now=revoked_at + SUSPENDED_KEEP_S / 2)
+        replica._suspended[1] = (replica._suspended[1][0], revoked_at + SUSPENDED_KEEP_S)
+        dropped = replica.forget_suspended(now=revoked_at + SUSPENDED_KEEP_S + 1)
+        return kept, dropped, set(replica._suspended), replica._suspended[1][0] is owners[1]
+
+    kept, dropped, left, same = asyncio.run(main())
+    assert kept == [] and dropped == [0]
+    assert left == {1} and same

@@ -544,7 +544,6 @@ class PartitionOwner:
         tentative[item.game_id] = new
         return new, outcome, envs
 
-
     def _decide_retired(self, item: Pending):
         """A command for a retired game: answered as the finished game would answer it."""
         version, recent = self.retired[item.game_id]

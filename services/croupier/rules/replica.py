@@ -4,8 +4,9 @@ The replicas of a game type form one Kafka consumer group over the type's topic;
 hands each partition to one replica (cooperative-sticky: a rebalance moves as few as it
 can). The consumer (librdkafka's) is used for membership only: its partitions stay paused. On assignment a replica fences the partition's previous writer
 (init_transactions), reads the partition's committed events, and then serves its games.
-On revocation it stops at once. Partitions it held before keep their games in memory, so
-getting one back only reads what others appended meanwhile.
+On revocation it stops at once. A partition it held keeps its games in memory for
+SUSPENDED_KEEP_S, so getting it back soon only reads what others appended meanwhile (from
+the offset its memory reached).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from croupier.rules.store import RDKAFKA_LOG, PartitionWriter, rdkafka_detail, r
 log = structlog.get_logger("croupier.rules")
 
 MEMBERSHIP_CHECK_S = 2.0
+# How long a revoked partition's games are kept in case the group gives it back.
+SUSPENDED_KEEP_S = 120.0
 
 
 def _close_quietly(consumer) -> None:
@@ -200,7 +203,11 @@ class Replica:
         self.topic = topic
         self.partitions = partitions
         self.owners: dict[int, PartitionOwner] = {}
-        self._suspended: dict[int, PartitionOwner] = {}
+        # Partitions revoked from this replica, with their owner's games and when they left
+        # (time.monotonic()): a partition given straight back (a rebalance that returns it, as
+        # after a broker restart) reads only what is new. Kept SUSPENDED_KEEP_S, then forgotten:
+        # a partition that moved to another replica for good must not keep its games here.
+        self._suspended: dict[int, tuple[PartitionOwner, float]] = {}
         self._publish = publish
         self._metrics = metrics
         self.on_committed: Callable | None = None
@@ -247,6 +254,7 @@ class Replica:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(MEMBERSHIP_CHECK_S)
+            self.forget_suspended()
             old = self.membership
             if old is None or old._stopping.is_set():
                 continue
@@ -317,7 +325,7 @@ class Replica:
 
     async def _take(self, p: int) -> None:
         s = self.settings
-        previous = self._suspended.pop(p, None)
+        previous = self._suspended.pop(p, (None, 0.0))[0]
         owner = PartitionOwner(
             self.host, p, lambda p=p: PartitionWriter(s.kafka, self.topic, p),
             max_batch=s.max_batch, dedupe_window=s.dedupe_window,
@@ -370,11 +378,20 @@ class Replica:
                 continue
             await owner.stop("revoked")
             # Keep the games: if the partition comes back, read only what is new.
-            self._suspended[p] = owner
+            self._suspended[p] = (owner, time.monotonic())
             if self._publish:
                 self._publish(p, None)
         if self._metrics:
             self._metrics.owned_partitions.set(len(self.owners))
+
+    def forget_suspended(self, now: float | None = None) -> list[int]:
+        """Drop the games of partitions revoked more than SUSPENDED_KEEP_S ago (taking one back
+        later reads it from the start); the partitions forgotten."""
+        now = time.monotonic() if now is None else now
+        old = [p for p, (_, since) in self._suspended.items() if now - since > SUSPENDED_KEEP_S]
+        for p in old:
+            del self._suspended[p]
+        return old
 
     def ready_partitions(self) -> list[int]:
         return sorted(p for p, o in self.owners.items() if o.status == READY)

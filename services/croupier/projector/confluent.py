@@ -1,4 +1,5 @@
-"""The projector's Kafka consumer settings, for confluent-kafka (librdkafka).
+"""The projector's Kafka consumer settings, for confluent-kafka (librdkafka). The rules
+service's reads of a partition (croupier.rules.store.read_partition) use them too.
 
 The projector reads with librdkafka rather than kafka-python because kafka-python decodes
 every record batch in Python: on this project's 2-core budget that decoding alone cost more

@@ -25,6 +25,7 @@ from kafka.partitioner.default import murmur2
 
 from croupier.engine.codec import canonical_bytes, loads
 from croupier.engine.envelope import Envelope
+from croupier.projector.confluent import consumer_config  # the read_committed consumer the projector uses
 from croupier.rules.settings import KafkaSettings
 
 # How long a transaction's commit (or abort) may take before the append counts as failed.
@@ -229,18 +230,8 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
     With librdkafka (confluent-kafka): its fetcher parses the record batches in C, where
     kafka-python, this function's first client, parsed them in Python at about a fifth of
     the speed (bench/projector measured both, and a rebuild is mostly this read)."""
-    consumer = ConfluentConsumer({
-        "bootstrap.servers": settings.bootstrap,
-        "client.id": f"croupier-reader-{partition}",
-        "group.id": f"croupier-reader-{partition}-unjoined",  # librdkafka wants one; never joined
-        "enable.auto.commit": False,
-        "enable.auto.offset.store": False,
-        "isolation.level": "read_committed",
-        "enable.partition.eof": True,
-        "max.partition.fetch.bytes": 8 * 1024 * 1024,
-        "fetch.max.bytes": 32 * 1024 * 1024,
-        "logger": RDKAFKA_LOG,
-    })
+    consumer = ConfluentConsumer(consumer_config(settings, client_id=f"croupier-reader-{partition}",
+                                                 **{"enable.partition.eof": True, "logger": RDKAFKA_LOG}))
     try:
         try:  # asked with the consumer's isolation level: the last stable offset
             _low, end = consumer.get_watermark_offsets(ConfluentTopicPartition(topic, partition), timeout=10, cached=False)

@@ -222,10 +222,9 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
     """Every committed envelope of a partition from offset `start` up to its current end, in
     order. read_committed: the end is the last stable offset, so a transaction still open
     when the read begins is left out whole (not waited for), and an aborted one's records
-    never appear. With `key`, only
-    that game's (the record key is the game_id, so the others are skipped without being
-    decoded). `reached`, if given, gets the offset read up to appended once the end is reached:
-    where a later read can start to get only what is new.
+    never appear. With `key`, only that game's (the record key is the game_id, so the others
+    are skipped without being decoded). `reached`, if given, gets the offset read up to
+    appended once the end is reached: where a later read can start to get only what is new.
 
     With librdkafka (confluent-kafka): its fetcher parses the record batches in C, where
     kafka-python, this function's first client, parsed them in Python at about a fifth of
@@ -245,14 +244,10 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
         progress = time.monotonic()
         done = False
         while not done:
-            messages = consumer.consume(5000, poll_ms / 1000)
-            if messages:
-                progress = time.monotonic()
-            elif time.monotonic() - progress > stall_s:
-                # The broker went away mid-read: fail (the caller retries) rather than wait for good.
-                raise TimeoutError(f"reading {topic}/{partition} made no progress for {stall_s:.0f} s")
-            for message in messages:
+            for message in consumer.consume(5000, poll_ms / 1000):
                 error = message.error()
+                if error is None or error.code() == ConfluentError._PARTITION_EOF:
+                    progress = time.monotonic()  # records or the end, not a client error
                 if error is not None:
                     if error.code() == ConfluentError._PARTITION_EOF:
                         done = message.offset() >= end
@@ -262,7 +257,7 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
                     if error.fatal():
                         raise _error(ConfluentException(error), "read")
                     # Transient (a broker away): librdkafka reconnects by itself; no progress
-                    # for stall_s fails the read above.
+                    # for stall_s fails the read below.
                     RDKAFKA_LOG.warning("read %s/%s: %s", topic, partition, error.str())
                     continue
                 if message.offset() >= end:
@@ -275,6 +270,9 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
                 # The end may be a commit marker, which is never delivered: past it, we are done.
                 position = consumer.position([ConfluentTopicPartition(topic, partition)])[0].offset
                 done = position >= end
+            if not done and time.monotonic() - progress > stall_s:
+                # The broker went away mid-read: fail (the caller retries) rather than wait for good.
+                raise TimeoutError(f"reading {topic}/{partition} made no progress for {stall_s:.0f} s")
         if reached is not None:
             reached.append(end)
     finally:

@@ -34,9 +34,13 @@ def _ended_game(host: TableHost, game_id: str, moves: int = 0) -> list:
     return envs
 
 
+def _unstarted(host: TableHost, retire_after_s: float | None, partition: int = 0, window: int = 16) -> PartitionOwner:
+    return PartitionOwner(host, partition, lambda: MemoryWriter(), max_batch=256, dedupe_window=window,
+                          retire_after_s=retire_after_s)
+
+
 async def _owner(envelopes: list, retire_after_s: float | None, window: int = 16) -> PartitionOwner:
-    owner = PartitionOwner(_host(), 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=window,
-                           retire_after_s=retire_after_s)
+    owner = _unstarted(_host(), retire_after_s, window=window)
     await owner.start(lambda: envelopes)
     return owner
 
@@ -149,7 +153,7 @@ def test_a_partition_taken_back_keeps_its_retired_games_and_reads_only_what_is_n
     async def main():
         first = await _owner(log, retire_after_s=0)
         await first.stop("revoked")
-        again = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16, retire_after_s=0)
+        again = _unstarted(host, 0)
         again.adopt(first)
         await again.start(lambda: log)  # the whole partition again: the retired game's events are skipped
         try:
@@ -183,7 +187,7 @@ def test_the_log_is_folded_off_the_event_loop_which_keeps_serving():
                 ticks += 1
 
         ticker = asyncio.create_task(tick())
-        owner = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16, retire_after_s=None)
+        owner = _unstarted(host, None)
         started = time.perf_counter()
         await owner.start(slow_read)
         took = time.perf_counter() - started
@@ -214,11 +218,11 @@ def test_a_stopped_owner_stops_folding_and_the_owner_that_adopts_its_games_waits
 
     async def main():
         loop = asyncio.get_running_loop()
-        first = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16, retire_after_s=None)
+        first = _unstarted(host, None)
         starting = asyncio.create_task(first.start(paused_read))
         await loop.run_in_executor(None, halfway.wait, 10)
         await first.stop("revoked")
-        second = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16, retire_after_s=None)
+        second = _unstarted(host, None)
         second.adopt(first)
         resuming = asyncio.create_task(second.start(lambda: iter(log)))
         await asyncio.sleep(0.05)
@@ -253,7 +257,7 @@ def test_a_replica_forgets_the_games_of_a_partition_that_did_not_come_back():
         replica = Replica(RulesSettings(game="expeditions"), host, "t", 2)
         owners = []
         for p in (0, 1):
-            owner = PartitionOwner(host, p, lambda: MemoryWriter(), max_batch=256, dedupe_window=16)
+            owner = _unstarted(host, None, partition=p)
             await owner.start(lambda p=p: _logged_game(host, f"g{p}"))
             replica.owners[p] = owner
             owners.append(owner)

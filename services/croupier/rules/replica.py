@@ -234,10 +234,9 @@ class Replica:
             metrics.retired_games.set_function(lambda: self._count(lambda o: len(o.retired)))
 
     def _count(self, size: Callable[[PartitionOwner], int]) -> float:
-        try:
-            return float(sum(size(o) for o in tuple(self.owners.values())))
-        except RuntimeError:  # changed while copied (the loop's thread): the next scrape reads it
-            return float("nan")
+        # tuple() copies the owners in one step under the GIL, so the loop's thread cannot
+        # change the dict while it is walked here.
+        return float(sum(size(o) for o in tuple(self.owners.values())))
 
     def start(self) -> None:
         self.pace.start()

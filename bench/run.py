@@ -22,6 +22,7 @@ RESULTS = HERE / "results"
 BENCHES = {
     "engine": ["engine.py"],
     "memory": ["memory.py"],
+    "rebuild": ["rebuild.py"],
     "rules": ["rules.py"],
     "projector": ["projector.py"],
     "gateway": ["gateway.py"],
@@ -31,13 +32,14 @@ BENCHES = {
 QUICK = {
     "engine": ["--games", "20"],
     "memory": ["--games", "5"],
+    "rebuild": ["--events", "50000", "--tail", "5000"],
     "rules": ["--seconds", "4"],
     "projector": ["--events", "100000"],
     "gateway": ["--tables", "4", "--seconds", "5"],
     "loadtest": ["--quick"],
     "replay": ["--games", "200"],
 }
-NEEDS_STACK = {"rules", "projector", "gateway", "loadtest"}
+NEEDS_STACK = {"rebuild", "rules", "projector", "gateway", "loadtest"}
 
 
 def load(name: str) -> dict | None:
@@ -59,6 +61,13 @@ def table() -> list[tuple[str, str, str, str]]:
             rows.append((f"rules replica {game}: bytes per finished game, kept / retired",
                          f"{r['bytes_per_finished_game_kept']:,} / {r['bytes_per_retired_game']:,}", "-",
                          f"live game {r['bytes_per_live_game']:,}"))
+    rebuild = load("rebuild")
+    if rebuild:
+        fl, fs, sn = rebuild["from_log"], rebuild["from_snapshot"], rebuild["snapshot"]
+        rows.append((f"rules replica: partition of {rebuild['events_in_partition']:,} events taken, from the log, s",
+                     f"{rebuild['whole_log_again']['seconds']}", "-", f"{fl['events_per_s']:,.0f} events/s folded"))
+        rows.append((f"rules replica: the same from a snapshot + {rebuild['tail_events']:,} events after it, s",
+                     f"{fs['seconds']}", "-", f"snapshot {sn['bytes']:,} B, saved in {sn['seconds']} s"))
     rules = load("rules")
     if rules:
         echo = rules["echo_baseline"]["per_s"]

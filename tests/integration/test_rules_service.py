@@ -413,3 +413,118 @@ def test_a_finished_game_is_retired_from_memory_and_read_back_from_the_log(kafka
     assert len(read_log(kafka, topic(prefix), PARTITIONS)[gid]) == len(log)
     assert refused == (grpc.StatusCode.FAILED_PRECONDITION, "game_over")
     assert json.loads(playing.view_json)["status"] == "running"
+
+
+def test_a_replica_starts_from_snapshots_that_match_the_log_and_ignores_one_that_does_not(
+        kafka, redis, redis_url, prefix, services, tmp_path):
+    """A replica snapshots its partitions as it plays; the next replica starts from them and
+    reads only the log after them, and serves what the whole log says. A snapshot whose last
+    event is not where the log has it is ignored, and its partition read from the start."""
+    from urllib.request import urlopen
+
+    from harness import free_port
+
+    from croupier.engine import registry
+    from croupier.engine.codec import canonical_json
+    from croupier.engine.table import TableHost
+    from croupier.rules.snapshot import SnapshotStore, decode, encode
+
+    a, addr_a = launch(services, kafka, redis_url, prefix, tmp_path, CROUPIER_RULES_SNAPSHOT_EVERY="5")
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[a])
+    acked: dict = {}
+    games = [uuid.uuid4().hex for _ in range(12)]
+
+    async def first():
+        client = RulesClient(addr_a)
+        await asyncio.gather(*(play(client, GAME, g, 2, 6, acked, random.Random(i)) for i, g in enumerate(games)))
+        await client.close()
+
+    asyncio.run(first())
+    a.stop()  # snapshots are saved on their own thread as the replica plays: all are in by now
+    store = SnapshotStore(redis, prefix)
+    saved = {p: store.load(topic(prefix), p) for p in range(PARTITIONS)}
+    saved = {p: decode(blob) for p, got in saved.items() if got is not None for _, blob in [got]}
+    log = read_log(kafka, topic(prefix), PARTITIONS)
+    assert len(saved) >= 3, f"snapshots of partitions {sorted(saved)} only"
+    for p, snap in saved.items():
+        held = {gid: state.version for gid, state, _ in snap.games}
+        assert snap.partition == p and all(partition_for(gid, PARTITIONS) == p for gid in held)
+        assert held and all(0 < v <= len(log[gid]) for gid, v in held.items())
+    # One partition's snapshot names another event as its last: it must not be used.
+    bad = min(saved)
+    wrong = saved[bad]
+    wrong.last = (wrong.last[0], wrong.last[1], "0" * 64)
+    redis.hset(store.key(topic(prefix), bad), "blob", encode(wrong))
+
+    metrics_port = free_port()
+    b, addr_b = launch(services, kafka, redis_url, prefix, tmp_path, CROUPIER_RULES_SNAPSHOT_EVERY="5",
+                       CROUPIER_RULES_METRICS_PORT=str(metrics_port))
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[b], owners={addr_b})
+    metrics = urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
+    assert _gauge(metrics, 'croupier_rules_snapshots_total{outcome="used"}') == len(saved) - 1
+    assert _gauge(metrics, 'croupier_rules_snapshots_total{outcome="ignored"}') == 1
+    ready = [json.loads(line) for line in b.log_path.read_text().splitlines() if '"partition_ready"' in line]
+    assert sorted(r["partition"] for r in ready) == list(range(PARTITIONS))
+    assert sorted(r["partition"] for r in ready if r["snapshot_offset"] is not None) == sorted(set(saved) - {bad})
+    host = TableHost(registry.get(GAME))
+
+    async def second():
+        client = RulesClient(addr_b)
+        stub = client.stub()
+        views = {}
+        for g in games:
+            for seat in (None, 0, 1):
+                request = rules_pb2.GetStateRequest(game_type=GAME, game_id=g)
+                if seat is not None:
+                    request.seat = seat
+                views[g, seat] = (await stub.GetState(request)).view_json
+        # A retry of a command from before the snapshots appends nothing and gets its answer.
+        retry = await stub.JoinSeat(rules_pb2.JoinSeatRequest(game_type=GAME, game_id=games[0], seat=0, player="p0",
+                                                              entropy=f"{games[0]}0", command_id=f"{games[0]}:join0"))
+        # And the games go on from where the log left them.
+        more = await asyncio.gather(*(play_on(client, g, acked, random.Random(100 + i)) for i, g in enumerate(games)))
+        await client.close()
+        return views, retry, more
+
+    views, retry, more = asyncio.run(second())
+    for g in games:
+        state = host.fold(log[g])
+        for seat in (None, 0, 1):
+            assert views[g, seat] == canonical_json(host.view(state, seat)), (g, seat)
+    assert retry.result.duplicate and (retry.result.first_seq, retry.result.last_seq) == acked[f"{games[0]}:join0"][1:]
+    after = read_log(kafka, topic(prefix), PARTITIONS)
+    assert check_log(after, acked) == []
+    assert sum(more) > 0 and all(len(after[g]) >= len(log[g]) for g in games)
+
+
+async def play_on(client: RulesClient, game_id: str, acked: dict, rng: random.Random, moves: int = 4) -> int:
+    """Up to `moves` more moves of a game already created and seated."""
+    made = 0
+    for i in range(moves):
+        state = await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=game_id))
+        view = json.loads(state.view_json)
+        if view["status"] != "running" or not view["to_act"]:
+            break
+        seat = view["to_act"][0]
+        legal = await client.call("ListLegalActions", rules_pb2.ListLegalActionsRequest(
+            game_type=GAME, game_id=game_id, seat=seat))
+        cid = f"{game_id}:more{i}"
+        r = await client.call("HandleCommand", rules_pb2.HandleCommandRequest(
+            game_type=GAME, game_id=game_id, seat=seat, command_id=cid, action_json=rng.choice(list(legal.actions_json)),
+            expected_version=legal.version))
+        acked[cid] = (game_id, r.result.first_seq, r.result.last_seq)
+        made += 1
+    return made
+
+
+def test_a_stored_snapshot_is_replaced_only_by_a_later_one(redis, prefix):
+    """A stale owner still saving an older snapshot cannot put it back over a newer one."""
+    from croupier.rules.snapshot import SnapshotStore
+
+    store = SnapshotStore(redis, prefix)
+    assert store.load("events", 0) is None
+    assert store.save("events", 0, 10, b"ten")
+    assert not store.save("events", 0, 5, b"five") and not store.save("events", 0, 10, b"ten again")
+    assert store.load("events", 0) == (10, b"ten")
+    assert store.save("events", 0, 11, b"eleven") and store.load("events", 0) == (11, b"eleven")
+    assert store.load("events", 1) is None

@@ -21,6 +21,10 @@ class RulesMetrics:
         self.retired_games = Gauge("croupier_rules_retired_games",
                                    "Finished games retired from memory (their version and last results kept)",
                                    registry=self.registry)
+        self.snapshots = Counter("croupier_rules_snapshots",
+                                 "Partition snapshots: saved, superseded (a later one was stored), failed; "
+                                 "and at a rebuild used or ignored (did not match the log or the code)",
+                                 ["outcome"], registry=self.registry)
         self.owned_partitions = Gauge("croupier_rules_owned_partitions", "Partitions owned", registry=self.registry)
         self._game = labels["game_type"]
 

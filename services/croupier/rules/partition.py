@@ -24,6 +24,7 @@ from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Ti
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import OVER, TableHost, TableState
 from croupier.rules.pace import CommitPace
+from croupier.rules.snapshot import Snapshot, SnapshotStore, encode
 from croupier.rules.store import WriterFenced
 
 log = structlog.get_logger("croupier.rules")
@@ -121,6 +122,11 @@ class PartitionOwner:
         pace: CommitPace | None = None,
         linger_s: float = 0.0,
         retire_after_s: float | None = None,
+        snapshots: SnapshotStore | None = None,
+        snapshot_every: int = 0,
+        snapshot_executor: ThreadPoolExecutor | None = None,
+        topic: str = "",
+        fingerprint: str = "",
     ):
         self.host = host
         self.partition = partition
@@ -169,6 +175,19 @@ class PartitionOwner:
         self._metrics = metrics
         self._on_fenced = on_fenced
         self._still_assigned = still_assigned or (lambda: True)
+        # Snapshots (snapshot.py): after snapshot_every events appended or read since the
+        # last one, the games are saved as of the last committed append, whose offset and
+        # event `_appended` holds, so that the partition's next owner reads only the log
+        # after it. Encoded and stored on snapshot_executor, one at a time.
+        self._snapshots = snapshots if snapshot_every > 0 else None
+        self._snapshot_every = snapshot_every
+        self._snapshot_executor = snapshot_executor
+        self._topic = topic
+        self._fingerprint = fingerprint
+        self._appended: tuple[int, Envelope] | None = None
+        self._since_snapshot = 0
+        self._snapshotting = False
+        self.restored_from: int | None = None  # the offset of the snapshot the rebuild started from
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -183,6 +202,7 @@ class PartitionOwner:
         read_seconds = time.perf_counter() - read_started
         if self.status == LOST:
             raise RuntimeError(f"partition {self.partition} was stopped while it was rebuilt")
+        self._since_snapshot += count
         self.status = READY
         for game_id, slot in self.games.items():
             self._schedule(game_id, slot.state)
@@ -192,7 +212,8 @@ class PartitionOwner:
         # seconds: from the start (a new writer, which fences the previous one, is ~1 s of it);
         # read_seconds: reading the partition and folding its events into the games.
         log.info("partition_ready", partition=self.partition, games=len(self.games), retired=len(self.retired),
-                 events=count, seconds=round(elapsed, 3), read_seconds=round(read_seconds, 3))
+                 events=count, seconds=round(elapsed, 3), read_seconds=round(read_seconds, 3),
+                 snapshot_offset=self.restored_from)
         if self._on_committed:
             for game_id, slot in self.games.items():
                 self._on_committed(game_id, slot.state)
@@ -203,6 +224,20 @@ class PartitionOwner:
         self.games, self.retired, self._ended = previous.games, previous.retired, previous._ended
         self.log_offset = previous.log_offset
         self._folding = previous._folding  # its fold of the log, if one is still running, ends first
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Start from a snapshot's games (the rebuild then reads the log from its offset on).
+        Only before the partition is READY, on the thread that folds its log."""
+        self.games = {game_id: Slot(state, dict(seen)) for game_id, state, seen in snapshot.games}
+        self.retired, self._ended = snapshot.retired, snapshot.ended
+        self.log_offset = snapshot.offset
+        self.restored_from = snapshot.offset
+
+    def forget(self) -> None:
+        """Drop every game held (a snapshot that did not match the log): read from the start."""
+        self.games, self.retired, self._ended = {}, {}, {}
+        self.log_offset = 0
+        self.restored_from = None
 
     def _fold_log(self, read: Callable[[], Iterable[Envelope]]) -> int:
         """Fold the partition's log into the games as it is read; the events folded.
@@ -360,6 +395,8 @@ class PartitionOwner:
                 self._last_done = loop.time()
                 if self._ended:
                     self.retire_due()
+                if self._since_snapshot >= self._snapshot_every and self._snapshots is not None:
+                    self.snapshot(loop)
             except asyncio.CancelledError:
                 # Stopped (revoked) with this batch taken, maybe in flight: its append may or
                 # may not have committed. Answer it as moved (retryable): the next owner reads
@@ -390,7 +427,7 @@ class PartitionOwner:
         if records:
             started = time.perf_counter()
             try:
-                await loop.run_in_executor(self._append_executor, self._writer.append, records)
+                offset = await loop.run_in_executor(self._append_executor, self._writer.append, records)
             except Exception as exc:
                 if not _fenced(exc):
                     log.warning("append_failed", partition=self.partition, error=str(exc))
@@ -405,6 +442,8 @@ class PartitionOwner:
                 return
             if self._metrics:
                 self._metrics.append_latency.observe(time.perf_counter() - started)
+            self._appended = None if offset is None else (offset, records[-1])
+            self._since_snapshot += len(records)
         for game_id, slot in tentative.items():
             self.games[game_id] = slot
             self._schedule(game_id, slot.state)
@@ -420,6 +459,49 @@ class PartitionOwner:
                     item.future.set_exception(outcome)
                 else:
                     item.future.set_result(outcome)
+
+    # -- snapshots ----------------------------------------------------------------------
+
+    def snapshot(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future | None:
+        """Save the games as of the last committed append, unless a save is running or no
+        append has said where it ended. Taken here, between batches, when the games hold
+        exactly the log up to that append; encoded and stored on the snapshot thread."""
+        if self._snapshots is None or self._snapshotting or self._appended is None or self.status != READY:
+            return None
+        offset, env = self._appended
+        taken = Snapshot(
+            self._topic, self.partition, self._fingerprint, offset, (env.game_id, env.seq, env.hash),
+            # `seen` is changed in place by later commands: copied now. States never are.
+            games=[(game_id, slot.state, tuple(slot.seen.items())) for game_id, slot in self.games.items()],
+            retired=dict(self.retired), ended=dict(self._ended), taken_ms=int(time.time() * 1000))
+        self._since_snapshot = 0
+        self._snapshotting = True
+        future = loop.run_in_executor(self._snapshot_executor, self._save_snapshot, taken)
+        future.add_done_callback(self._snapshot_done)
+        return future
+
+    def _save_snapshot(self, taken: Snapshot) -> dict[str, Any]:
+        started = time.perf_counter()
+        blob = encode(taken)
+        saved = self._snapshots.save(self._topic, self.partition, taken.offset, blob)
+        return {"offset": taken.offset, "games": len(taken.games), "retired": len(taken.retired),
+                "bytes": len(blob), "seconds": round(time.perf_counter() - started, 3), "saved": saved}
+
+    def _snapshot_done(self, future: asyncio.Future) -> None:
+        self._snapshotting = False
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            # Only the next rebuild's speed depends on it: try again after as many events.
+            log.warning("snapshot_failed", partition=self.partition, error=str(exc))
+            if self._metrics:
+                self._metrics.snapshots.labels("failed").inc()
+            return
+        info = future.result()
+        log.info("snapshot_saved", partition=self.partition, **info)
+        if self._metrics:
+            self._metrics.snapshots.labels("saved" if info["saved"] else "superseded").inc()
 
     # -- timers: deadlines recorded in state fire as Tick commands ---------------------
 
@@ -467,6 +549,7 @@ class PartitionOwner:
         committed), then read what the log holds now before taking commands again, so
         memory never runs ahead of or behind the log. Retries until the broker is back."""
         self.status = REBUILDING
+        self._appended = None  # what the log holds after the failed append is read again first
         delay = 0.2
         while self.status == REBUILDING:
             if not self._still_assigned():

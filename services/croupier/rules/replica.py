@@ -4,7 +4,9 @@ The replicas of a game type form one Kafka consumer group over the type's topic;
 hands each partition to one replica (cooperative-sticky: a rebalance moves as few as it
 can). The consumer (librdkafka's) is used for membership only: its partitions stay paused. On assignment a replica fences the partition's previous writer
 (init_transactions), reads the partition's committed events, and then serves its games.
-On revocation it stops at once. A partition it held keeps its games in memory for
+A partition
+with a snapshot (snapshot.py) that matches the code and the log starts from its games and reads
+only the events after it. On revocation it stops at once. A partition it held keeps its games in memory for
 SUSPENDED_KEEP_S, so getting it back soon only reads what others appended meanwhile (from
 the offset its memory reached).
 """
@@ -25,6 +27,7 @@ from croupier.engine.table import TableHost
 from croupier.rules.pace import CommitPace
 from croupier.rules.partition import LOST, READY, PartitionOwner
 from croupier.rules.settings import RulesSettings
+from croupier.rules.snapshot import Snapshot, SnapshotStore, decode, fingerprint
 from croupier.rules.store import RDKAFKA_LOG, PartitionWriter, rdkafka_detail, read_partition, wait_for_partitions
 
 log = structlog.get_logger("croupier.rules")
@@ -197,7 +200,8 @@ class Membership(threading.Thread):
 
 class Replica:
     def __init__(self, settings: RulesSettings, host: TableHost, topic: str, partitions: int,
-                 publish: Callable[[int, str | None], None] | None = None, metrics=None):
+                 publish: Callable[[int, str | None], None] | None = None, metrics=None,
+                 snapshots: SnapshotStore | None = None):
         self.settings = settings
         self.host = host
         self.topic = topic
@@ -228,6 +232,9 @@ class Replica:
         self._append_executor = (ThreadPoolExecutor(max_workers=settings.append_threads, thread_name_prefix="append")
                                  if settings.append_threads > 0 else None)
         self.pace = CommitPace(settings.commit_interval_ms / 1000)
+        self.snapshots = snapshots
+        self.fingerprint = fingerprint(host.spec.id, host.spec.rules_version)
+        self._snapshot_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot")
         if metrics is not None:
             # Read when scraped (on the metrics server's thread), so always current.
             metrics.owned_games.set_function(lambda: self._count(lambda o: len(o.games)))
@@ -294,6 +301,7 @@ class Replica:
         self.pace.stop()
         if self._append_executor is not None:
             self._append_executor.shutdown(wait=False)
+        self._snapshot_executor.shutdown(wait=False)
 
     def has_lost(self) -> bool:
         """Whether a partition we hold is marked lost (a reconcile takes it again, or lets it
@@ -332,6 +340,8 @@ class Replica:
             still_assigned=lambda p=p: self.membership is None or p in self.assigned,
             append_executor=self._append_executor, pace=self.pace, linger_s=s.commit_linger_ms / 1000,
             retire_after_s=s.retire_after_s,
+            snapshots=self.snapshots, snapshot_every=s.snapshot_every, snapshot_executor=self._snapshot_executor,
+            topic=self.topic, fingerprint=self.fingerprint,
         )
         if previous is not None:
             owner.adopt(previous)
@@ -340,15 +350,45 @@ class Replica:
         counter = {"events": 0}
 
         def rebuild() -> Iterator[Envelope]:
-            """The partition from where this replica's memory of it ends (0 the first time):
-            the games hold every event before `owner.log_offset`, and the fold skips any
-            event they already hold (their own appends since, read again)."""
+            """The partition from where this replica's memory of it ends (0 the first time,
+            or the partition's snapshot): the games hold every event before
+            `owner.log_offset`, and the fold skips any event they already hold (their own
+            appends since, read again). A snapshot's own last event is read first, to check
+            that the log holds it there; if it does not, the snapshot's games are dropped and
+            the partition is read from its start."""
             counter["events"] = 0
+            expect = None
+            if owner.log_offset == 0 and not owner.games and not owner.retired:
+                snapshot = self.load_snapshot(p)
+                if snapshot is not None:
+                    owner.restore(snapshot)
+                    expect = snapshot.last
             reached: list[int] = []
             for env in read_partition(s.kafka, self.topic, p, start=owner.log_offset, reached=reached):
+                if expect is not None:
+                    if (env.game_id, env.seq, env.hash) != expect:
+                        break
+                    expect = None
+                    continue  # the snapshot's last event: its games hold it
                 counter["events"] += 1
                 yield env
-            owner.log_offset = reached[-1]  # read to the end, and every event folded
+            else:
+                if expect is None:
+                    owner.log_offset = reached[-1]  # read to the end, and every event folded
+                    if owner.restored_from is not None and self._metrics:
+                        self._metrics.snapshots.labels("used").inc()
+                    return
+            # The log does not hold the snapshot's last event where it says (a topic made
+            # again, say): forget its games and read the whole partition.
+            log.warning("snapshot_ignored", partition=p, offset=owner.restored_from, reason="not in the log")
+            if self._metrics:
+                self._metrics.snapshots.labels("ignored").inc()
+            owner.forget()
+            reached = []
+            for env in read_partition(s.kafka, self.topic, p, start=0, reached=reached):
+                counter["events"] += 1
+                yield env
+            owner.log_offset = reached[-1]
 
         try:
             await owner.start(rebuild)
@@ -359,11 +399,36 @@ class Replica:
             return
         elapsed = time.perf_counter() - started
         self.last_rebuild = {"partition": p, "events": counter["events"], "seconds": round(elapsed, 3),
-                             "events_per_s": round(counter["events"] / elapsed, 1) if elapsed else 0.0}
+                             "events_per_s": round(counter["events"] / elapsed, 1) if elapsed else 0.0,
+                             "snapshot_offset": owner.restored_from}
         if self._publish:
             self._publish(p, "ready")
         if self._metrics:
             self._metrics.owned_partitions.set(len(self.owners))
+
+    def load_snapshot(self, p: int) -> Snapshot | None:
+        """Partition p's stored snapshot if it is one this code can start from (the log check
+        comes as the rebuild reads); None if there is none, or it is ignored (logged)."""
+        if self.snapshots is None:
+            return None
+        try:
+            stored = self.snapshots.load(self.topic, p)
+            if stored is None:
+                return None
+            snapshot = decode(stored[1])
+            reason = None
+            if (snapshot.topic, snapshot.partition) != (self.topic, p):
+                reason = f"it is of {snapshot.topic}/{snapshot.partition}"
+            elif snapshot.fingerprint != self.fingerprint:
+                reason = "written by other code (another game or engine version)"
+        except Exception as exc:  # Redis away, or bytes this code cannot read: read the log
+            reason = f"{type(exc).__name__}: {exc}"
+        if reason is None:
+            return snapshot
+        log.warning("snapshot_ignored", partition=p, reason=reason)
+        if self._metrics:
+            self._metrics.snapshots.labels("ignored").inc()
+        return None
 
     def _fenced(self, partition: int) -> None:
         """Another writer fenced ours. If the group still gives us the partition, the next

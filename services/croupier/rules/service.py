@@ -26,6 +26,7 @@ from croupier.rules.metrics import RulesMetrics
 from croupier.rules.partition import NOT_OWNER, READY, UNAVAILABLE, Outcome, Pending
 from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
+from croupier.rules.snapshot import SnapshotStore
 from croupier.rules.store import ensure_topic, partition_for, read_game
 from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
 from croupier.tagged import answer_each
@@ -336,7 +337,11 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
             except redis.RedisError as exc:
                 log.warning("owner_publish_failed", error=str(exc))
 
-    replica = Replica(settings, host, topic, partitions, publish=publish, metrics=metrics)
+    # Snapshots have a client of their own: a big one takes longer than the 2 s the owners'
+    # table allows a call.
+    snap_rds = redis.Redis.from_url(settings.redis_url, socket_timeout=30) if settings.snapshot_every else None
+    snapshots = SnapshotStore(snap_rds, settings.key_prefix) if snap_rds is not None else None
+    replica = Replica(settings, host, topic, partitions, publish=publish, metrics=metrics, snapshots=snapshots)
     servicer = RulesServicer(settings, replica, host, metrics, owner_address)
     rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
     health = HealthServicer()
@@ -371,3 +376,5 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     servicer.close_streams()  # the gateway's open streams end, and it reopens them to the new owners
     await server.stop(grace=2)
     rds.close()
+    if snap_rds is not None:
+        snap_rds.close()

@@ -158,9 +158,10 @@ class PartitionWriter:
             self.failed = True
             raise _error(exc, "init_transactions") from None
 
-    def append(self, envelopes: list[Envelope]) -> None:
-        """All the envelopes in one transaction, or an exception. After an exception the
-        writer is done: the owner makes a new one (init_transactions) and reads the log.
+    def append(self, envelopes: list[Envelope]) -> int | None:
+        """All the envelopes in one transaction, or an exception; the offset of the last
+        envelope in the partition (None if its delivery report did not say). After an
+        exception the writer is done: the owner makes a new one (init_transactions) and reads the log.
 
         The writer never recovers by itself: librdkafka would have the application abort
         and go on with a bumped epoch after an abortable error, but our owner's rule is
@@ -171,19 +172,26 @@ class PartitionWriter:
             raise KafkaError("this writer failed before: a new writer and a read of the log come first")
         producer = self._producer
         topic, partition = self.topic, self.partition
+        last: list[int] = []
         try:
             producer.begin_transaction()
-            for env in envelopes:
+            for env in envelopes[:-1]:
                 producer.produce(topic, encode_record(env), env.game_id.encode("utf-8"), partition)
+            env = envelopes[-1]
+            producer.produce(topic, encode_record(env), env.game_id.encode("utf-8"), partition,
+                             on_delivery=lambda err, msg: last.append(-1 if err else msg.offset()))
             # Flushes every record and commits; raises if any record was refused (the
             # transaction is then not committed) or the commit's outcome is unknown.
             producer.commit_transaction(FINISH_TIMEOUT_MS / 1000)
+            if not last:
+                producer.poll(0)  # every record is delivered by now: serve its report
         except (ConfluentException, BufferError, RuntimeError) as exc:
             self.failed = True
             raise _error(exc, "append") from None
         except BaseException:
             self.failed = True
             raise
+        return last[0] if last and last[0] >= 0 else None
 
     def close(self) -> None:
         # A failed writer sends nothing more: whatever it still holds is purged. Its open

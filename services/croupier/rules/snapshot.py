@@ -1,0 +1,117 @@
+"""Snapshots of a partition's games, so that a rebuild reads only the log written since.
+
+Optional, and never the truth: the log alone is always enough. A snapshot holds what a
+partition owner had folded up to one event of its log (the last event of a committed append,
+named by its offset and its game_id, seq and hash), and a new owner that finds one starts from
+it and reads the log from that event on. It is used only if every check passes, and otherwise
+ignored (the partition is then read from its start, as without snapshots):
+
+- its format, and a fingerprint of the code that folds the games (the game's package and the
+  engine): a deploy that changes either ignores the snapshots written before it;
+- its topic and partition;
+- the log still holds, at the snapshot's offset, the very event it names: a topic deleted and
+  made again, or a snapshot from another cluster, does not match.
+
+Snapshots live in Redis (one key per topic and partition), beside the owners the replicas
+publish there; a lost or flushed key costs one full read of the partition. A write replaces
+the key only with a snapshot of a later offset, so a stale owner (fenced, still finishing a
+snapshot) cannot put an older one back over a newer.
+
+They are pickled: Redis is the platform's own store, written only by its services (the
+projector keeps its pickled states there too), and the fingerprint keeps a snapshot from being
+unpickled into code that changed since it was written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import croupier.engine
+import croupier.games
+
+FORMAT = 1
+
+# Only this snapshot, if its offset is past the stored one (ARGV: offset, blob).
+_SAVE_IF_NEWER = (
+    "local stored = redis.call('HGET', KEYS[1], 'offset') "
+    "if stored and tonumber(stored) >= tonumber(ARGV[1]) then return 0 end "
+    "redis.call('HSET', KEYS[1], 'offset', ARGV[1], 'blob', ARGV[2]) return 1"
+)
+
+
+@dataclass
+class Snapshot:
+    """What a partition owner holds, as of the event at `offset` of its partition (`last`:
+    that event's game_id, seq and hash). `games`: (game_id, TableState, the remembered
+    results of its recent command_ids as (command_id, result) pairs, oldest first)."""
+
+    topic: str
+    partition: int
+    fingerprint: str
+    offset: int
+    last: tuple[str, int, str]
+    games: list[tuple[str, Any, tuple]] = field(default_factory=list)
+    retired: dict = field(default_factory=dict)
+    ended: dict = field(default_factory=dict)
+    taken_ms: int = 0
+
+
+def fingerprint(game_type: str, rules_version: int) -> str:
+    """A digest of the code a snapshot's states depend on: every file of the game's package
+    and of the engine, the game's rules version and the snapshot format."""
+    digest = hashlib.sha256(f"{FORMAT}:{game_type}:{rules_version}".encode())
+    roots = [Path(croupier.engine.__file__).parent, Path(croupier.games.__file__).parent / game_type]
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def encode(snapshot: Snapshot) -> bytes:
+    """The snapshot's bytes: its games pickled one at a time (so a thread that encodes a big
+    snapshot lets the event loop in between games), then all of it, compressed."""
+    games = [pickle.dumps(game, protocol=pickle.HIGHEST_PROTOCOL) for game in snapshot.games]
+    head = (FORMAT, snapshot.topic, snapshot.partition, snapshot.fingerprint, snapshot.offset, snapshot.last,
+            snapshot.retired, snapshot.ended, snapshot.taken_ms)
+    return zlib.compress(pickle.dumps((head, games), protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def decode(blob: bytes) -> Snapshot:
+    head, games = pickle.loads(zlib.decompress(blob))
+    if head[0] != FORMAT:
+        raise ValueError(f"snapshot format {head[0]}, this code reads {FORMAT}")
+    _, topic, partition, fp, offset, last, retired, ended, taken_ms = head
+    return Snapshot(topic, partition, fp, offset, tuple(last), [pickle.loads(g) for g in games],
+                    retired, ended, taken_ms)
+
+
+class SnapshotStore:
+    """Snapshots in Redis: `{prefix}croupier:snapshot:{topic}:{partition}`, a hash of the
+    offset and the encoded snapshot. Blocking: call from a worker thread."""
+
+    def __init__(self, redis_client: Any, key_prefix: str = ""):
+        self._redis = redis_client
+        self._prefix = key_prefix
+        self._save = redis_client.register_script(_SAVE_IF_NEWER)
+
+    def key(self, topic: str, partition: int) -> str:
+        return f"{self._prefix}croupier:snapshot:{topic}:{partition}"
+
+    def save(self, topic: str, partition: int, offset: int, blob: bytes) -> bool:
+        """Store it unless a snapshot of this or a later offset is stored already."""
+        return bool(self._save(keys=[self.key(topic, partition)], args=[offset, blob]))
+
+    def load(self, topic: str, partition: int) -> tuple[int, bytes] | None:
+        offset, blob = self._redis.hmget(self.key(topic, partition), ["offset", "blob"])
+        if offset is None or blob is None:
+            return None
+        return int(offset), blob
+
+    def delete(self, topic: str, partition: int) -> None:
+        self._redis.delete(self.key(topic, partition))

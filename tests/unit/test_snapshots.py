@@ -1,0 +1,177 @@
+"""Partition snapshots: an owner saves its games as of a committed append, and a new owner
+that starts from the snapshot and the log after it holds exactly what a rebuild from the
+whole log holds, and answers the same (retries of commands from before the snapshot too).
+
+The owner is driven with an in-memory log standing in for the partition; snapshots against
+the real broker and Redis, and a snapshot the log does not match, are
+tests/integration/test_rules_service.py's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from test_dedupe_window import _a_legal_move, _host, _logged_game, _send  # tests/unit is on sys.path
+from test_retired_games import _ended_game
+
+from croupier.engine.table import ForceEnd
+from croupier.rules.partition import PartitionOwner
+from croupier.rules.snapshot import FORMAT, Snapshot, decode, encode, fingerprint
+
+
+class LogWriter:
+    """A partition's writer over an in-memory log: each append adds its envelopes and
+    answers the offset of the last, as the store's writer does."""
+
+    def __init__(self, log: list):
+        self.log = log
+        self.lock = threading.Lock()
+
+    def append(self, envelopes) -> int:
+        with self.lock:
+            self.log.extend(envelopes)
+            return len(self.log) - 1
+
+    def close(self) -> None:
+        pass
+
+
+class DictStore:
+    """Stands in for SnapshotStore (Redis): keeps only a snapshot of a later offset."""
+
+    def __init__(self):
+        self.saved: dict[tuple[str, int], tuple[int, bytes]] = {}
+        self.saves = 0
+
+    def save(self, topic: str, partition: int, offset: int, blob: bytes) -> bool:
+        self.saves += 1
+        stored = self.saved.get((topic, partition))
+        if stored is not None and stored[0] >= offset:
+            return False
+        self.saved[(topic, partition)] = (offset, blob)
+        return True
+
+
+FP = fingerprint("expeditions", 1)
+
+
+def _owner(log: list, store: DictStore | None, every: int, executor=None, retire_after_s=None) -> PartitionOwner:
+    return PartitionOwner(_host(), 0, lambda: LogWriter(log), max_batch=256, dedupe_window=16,
+                          snapshots=store, snapshot_every=every, snapshot_executor=executor,
+                          topic="events", fingerprint=FP, retire_after_s=retire_after_s)
+
+
+def _held(owner: PartitionOwner) -> dict:
+    return {gid: (slot.state, dict(slot.seen)) for gid, slot in owner.games.items()}
+
+
+async def _wait_saved(store: DictStore, saves: int) -> None:
+    for _ in range(500):
+        if store.saves >= saves:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no snapshot was saved")
+
+
+def test_a_restored_owner_holds_what_a_rebuild_from_the_whole_log_holds():
+    host = _host()
+    log = _logged_game(host, "a") + _logged_game(host, "b") + _ended_game(host, "done", moves=2)
+    store = DictStore()
+    executor = ThreadPoolExecutor(max_workers=1)
+
+    async def main():
+        owner = _owner(log, store, every=len(log) + 1, executor=executor, retire_after_s=0)
+        await owner.start(lambda: list(log))
+        try:
+            # The rebuild's events count toward the next snapshot: the first append takes it.
+            await _send(owner, "a", _a_legal_move(owner, "a"), "a0")
+            await _wait_saved(store, 1)
+            offset, blob = store.saved[("events", 0)]
+            snapshot_held = _held(owner)
+            await _send(owner, "a", _a_legal_move(owner, "a"), "a1")
+            # After the snapshot: more commands, one ending a game (it retires at once).
+            await _send(owner, "b", _a_legal_move(owner, "b"), "b0")
+            await _send(owner, "b", ForceEnd(reason="test"), "b-end")
+            return offset, blob, snapshot_held, _held(owner), dict(owner.retired)
+        finally:
+            await owner.stop("test")
+
+    offset, blob, snapshot_held, final, retired = asyncio.run(main())
+    executor.shutdown()
+    snapshot = decode(blob)
+    last = log[offset]
+    assert snapshot.offset == offset and snapshot.last == (last.game_id, last.seq, last.hash)
+    assert snapshot.fingerprint == FP and (snapshot.topic, snapshot.partition) == ("events", 0)
+    assert {gid: (state, dict(seen)) for gid, state, seen in snapshot.games} == snapshot_held
+    assert set(snapshot.retired) == {"done"}  # retired before the snapshot: kept as retired
+    assert set(retired) == {"done", "b"}
+
+    async def restored():
+        """A new owner from the snapshot and the log after it (its own last event first, as
+        the replica reads it) against one that reads the whole log."""
+        fresh = _owner([], None, every=0, retire_after_s=0)
+        fresh.restore(decode(blob))
+        await fresh.start(lambda: log[offset:])
+        whole = _owner([], None, every=0, retire_after_s=0)
+        await whole.start(lambda: list(log))
+        try:
+            again = await _send(fresh, "a", ForceEnd(reason="x"), "a0")  # a retry of the snapshot's last command
+            return fresh.restored_from, _held(fresh), dict(fresh.retired), _held(whole), dict(whole.retired), again
+        finally:
+            await fresh.stop("test")
+            await whole.stop("test")
+
+    restored_from, fresh_held, fresh_retired, whole_held, whole_retired, again = asyncio.run(restored())
+    assert restored_from == offset
+    assert fresh_held == whole_held == final
+    assert fresh_retired == whole_retired
+    assert again.duplicate and again.first_seq == log[[e.command_id for e in log].index("a0")].seq
+
+
+def test_a_snapshot_copies_what_later_commands_change():
+    host = _host()
+    log = _logged_game(host, "a")
+    store = DictStore()
+    executor = ThreadPoolExecutor(max_workers=1)
+    gate = threading.Event()
+    executor.submit(gate.wait)  # the snapshot is encoded only after the commands below
+
+    async def main():
+        owner = _owner(log, store, every=1, executor=executor)
+        await owner.start(lambda: list(log))
+        try:
+            await _send(owner, "a", _a_legal_move(owner, "a"), "a0")
+            taken_seen = dict(owner.games["a"].seen)
+            taken_state = owner.games["a"].state
+            taken_offset = len(log) - 1
+            for i in range(1, 4):
+                await _send(owner, "a", _a_legal_move(owner, "a"), f"a{i}")
+            gate.set()
+            await _wait_saved(store, 1)
+            return taken_seen, taken_state, taken_offset
+        finally:
+            await owner.stop("test")
+
+    taken_seen, taken_state, taken_offset = asyncio.run(main())
+    executor.shutdown()
+    snapshot = decode(store.saved[("events", 0)][1])
+    [(gid, state, seen)] = snapshot.games
+    assert gid == "a" and state == taken_state and dict(seen) == taken_seen
+    assert "a0" in dict(seen) and "a3" not in dict(seen)
+    assert snapshot.offset == taken_offset < len(log) - 1 and log[taken_offset].seq == state.version
+
+
+def test_the_fingerprint_names_the_game_its_rules_version_and_the_format():
+    assert fingerprint("expeditions", 1) == FP  # the same code, the same fingerprint
+    assert len({FP, fingerprint("expeditions", 2), fingerprint("journey", 1)}) == 3
+    blob = encode(Snapshot("events", 0, FP, 7, ("g", 1, "h")))
+    assert decode(blob).offset == 7
+    import pickle
+    import zlib
+    head, games = pickle.loads(zlib.decompress(blob))
+    other = zlib.compress(pickle.dumps(((FORMAT + 1, *head[1:]), games)))
+    with pytest.raises(ValueError, match="format"):
+        decode(other)

@@ -8,12 +8,16 @@ that does nothing. Three figures, bytes per game:
   (the state and the remembered results of recent command_ids);
 - finished, kept: whole games, never retired (what every finished game cost before
   retirement, and what one costs for CROUPIER_RULES_RETIRE_AFTER_S after it ends);
-- retired: the same games once retired (their version and last few results only).
+- retired: the same games once retired (their version and last few results only);
+
+and, for every game type alike, what a forgotten game costs (CROUPIER_RULES_FORGET_AFTER_S
+after its end only its id is kept, in a Bloom filter): bytes per id after --forgotten ids,
+and the share of as many other ids the filter takes for forgotten ones.
 
 Baseline in the same run: bench/engine's figure for a game state alone is the lower bound of
 "live". No target of its own: the load test's target is < 20 KB per idle table.
 
-    python bench/memory.py [--games N] [--game ID]
+    python bench/memory.py [--games N] [--game ID] [--forgotten N]
 """
 
 from __future__ import annotations
@@ -98,10 +102,27 @@ def bench_game(spec, games: int) -> dict:
     }
 
 
+def bench_forgotten(n: int) -> dict:
+    from croupier.rules.forgotten import ERROR_RATE, IdFilter
+
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    ids = IdFilter()
+    for i in range(n):
+        ids.add(f"expeditions-{i:016x}")
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    confused = sum(f"virtues-{i:016x}" in ids for i in range(n))
+    return {"ids": n, "bytes_per_id": round((after - before) / n, 2), "false_positives": confused,
+            "false_positive_rate": round(confused / n, 6), "error_rate_per_block": ERROR_RATE}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--games", type=int, default=40)
     p.add_argument("--game", default=None)
+    p.add_argument("--forgotten", type=int, default=500_000)
     args = p.parse_args(argv)
     ids = [args.game] if args.game else list(registry.GAME_IDS)
     results = {}
@@ -110,7 +131,10 @@ def main(argv=None) -> int:
         print(f"{game_id:<12} live {r['bytes_per_live_game']:>8,} B/game   finished, kept {r['bytes_per_finished_game_kept']:>8,} B/game"
               f"   retired {r['bytes_per_retired_game']:>6,} B/game   ({r['games']} games, {r['events_per_game']} events each,"
               f" {r['retired']} retired)", flush=True)
-    path = write("memory", {"games": results})
+    forgotten = bench_forgotten(args.forgotten)
+    print(f"forgotten    {forgotten['bytes_per_id']} B/game over {forgotten['ids']:,} ids; "
+          f"{forgotten['false_positives']} of {forgotten['ids']:,} other ids taken for forgotten ones", flush=True)
+    path = write("memory", {"games": results, "forgotten": forgotten})
     print(f"wrote {path}")
     return 0
 

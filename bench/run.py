@@ -31,7 +31,7 @@ BENCHES = {
 }
 QUICK = {
     "engine": ["--games", "20"],
-    "memory": ["--games", "5"],
+    "memory": ["--games", "5", "--forgotten", "20000"],
     "rebuild": ["--events", "50000", "--tail", "5000"],
     "rules": ["--seconds", "4"],
     "projector": ["--events", "100000"],
@@ -61,6 +61,10 @@ def table() -> list[tuple[str, str, str, str]]:
             rows.append((f"rules replica {game}: bytes per finished game, kept / retired",
                          f"{r['bytes_per_finished_game_kept']:,} / {r['bytes_per_retired_game']:,}", "-",
                          f"live game {r['bytes_per_live_game']:,}"))
+    if memory and memory.get("forgotten"):
+        fg = memory["forgotten"]
+        rows.append(("rules replica: bytes per forgotten game (its id only)", f"{fg['bytes_per_id']}", "-",
+                     f"false positives {fg['false_positive_rate']:.4%} over {fg['ids']:,} ids"))
     rebuild = load("rebuild")
     if rebuild:
         fl, fs, sn = rebuild["from_log"], rebuild["from_snapshot"], rebuild["snapshot"]

@@ -53,6 +53,8 @@ from croupier_gateway.validation import (
 log = structlog.get_logger("croupier.gateway")
 
 CHECKED_ACTIONS = 50_000  # well-formed actions remembered (forgotten all at once past this)
+# Tries of a create whose table id the gateway chooses (a new id after an already_exists).
+CREATE_ATTEMPTS = 3
 
 class Gateway(OperatorDesk):
     def __init__(self, settings: GatewaySettings, redis: Any, *, router: Router | None = None,
@@ -252,10 +254,20 @@ class Gateway(OperatorDesk):
         else:
             cid = secrets.token_hex(12)
             game_id = f"{spec.id}-{secrets.token_hex(8)}"
-        request = rules_pb2.CreateGameRequest(game_type=spec.id, game_id=game_id, seats=seats,
-                                              options={k: option_text(v) for k, v in options.items()},
-                                              command_id=f"create:{cid}")
-        response = await self._call(spec.id, game_id, "CreateGame", request)
+        for attempt in range(CREATE_ATTEMPTS):
+            request = rules_pb2.CreateGameRequest(game_type=spec.id, game_id=game_id, seats=seats,
+                                                  options={k: option_text(v) for k, v in options.items()},
+                                                  command_id=f"create:{cid}")
+            try:
+                response = await self._call(spec.id, game_id, "CreateGame", request)
+                break
+            except ApiError as exc:
+                # An id we chose may, rarely, be refused as one used long ago (the rules'
+                # filter of forgotten games answers "maybe" for a few ids never used): choose
+                # another. An id derived from the caller's command_id stays what it is.
+                if command_id or exc.code != "already_exists" or attempt == CREATE_ATTEMPTS - 1:
+                    raise
+                game_id = f"{spec.id}-{secrets.token_hex(8)}"
         self._remember_type(game_id, spec.id)
         version = int(response.result.version)
         await self.wait_projected(game_id, version)

@@ -528,3 +528,51 @@ def test_a_stored_snapshot_is_replaced_only_by_a_later_one(redis, prefix):
     assert store.load("events", 0) == (10, b"ten")
     assert store.save("events", 0, 11, b"eleven") and store.load("events", 0) == (11, b"eleven")
     assert store.load("events", 1) is None
+
+
+def test_a_forgotten_game_is_read_back_from_the_log_and_its_id_never_reused(kafka, redis_url, prefix, services, tmp_path):
+    from urllib.request import urlopen
+
+    from harness import free_port
+
+    from croupier.engine import registry
+    from croupier.engine.codec import canonical_json
+    from croupier.engine.table import TableHost
+
+    metrics_port = free_port()
+    svc, addr = launch(services, kafka, redis_url, prefix, tmp_path, CROUPIER_RULES_RETIRE_AFTER_S="0",
+                       CROUPIER_RULES_FORGET_AFTER_S="0", CROUPIER_RULES_METRICS_PORT=str(metrics_port))
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[svc])
+
+    async def main():
+        client = RulesClient(addr)
+        stub = client.stub()
+        gid = uuid.uuid4().hex
+        await play(client, GAME, gid, 2, 4, {}, random.Random(5))
+        ended = await stub.ForceEnd(rules_pb2.ForceEndRequest(game_type=GAME, game_id=gid, command_id="end", reason="t"))
+        views = {seat: await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=gid, seat=seat))
+                 for seat in (0, 1)}
+        refusals = []
+        for call, request in (
+            (stub.CreateGame, rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2, command_id="again")),
+            (stub.ForceEnd, rules_pb2.ForceEndRequest(game_type=GAME, game_id=gid, command_id="end")),
+        ):
+            try:
+                await call(request)
+                refusals.append(None)
+            except grpc.aio.AioRpcError as error:
+                refusals.append((error.code(), from_rpc_error(error)[0].code))
+        await client.close()
+        return gid, ended, views, refusals
+
+    gid, ended, views, refusals = asyncio.run(main())
+    metrics = urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
+    assert _gauge(metrics, "croupier_rules_forgotten_games") == 1 and _gauge(metrics, "croupier_rules_retired_games") == 0
+    log = read_log(kafka, topic(prefix), PARTITIONS)[gid]
+    host = TableHost(registry.get(GAME))
+    state = host.fold(log)
+    assert state.version == ended.result.version
+    for seat, answer in views.items():
+        assert answer.view_json == canonical_json(host.view(state, seat)) and answer.version == state.version
+    assert refusals == [(grpc.StatusCode.ALREADY_EXISTS, "already_exists"), (grpc.StatusCode.FAILED_PRECONDITION, "game_over")]
+    assert len(read_log(kafka, topic(prefix), PARTITIONS)[gid]) == len(log)  # nothing appended by either

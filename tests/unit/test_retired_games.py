@@ -34,13 +34,15 @@ def _ended_game(host: TableHost, game_id: str, moves: int = 0) -> list:
     return envs
 
 
-def _unstarted(host: TableHost, retire_after_s: float | None, partition: int = 0, window: int = 16) -> PartitionOwner:
+def _unstarted(host: TableHost, retire_after_s: float | None, partition: int = 0, window: int = 16,
+               forget_after_s: float | None = None) -> PartitionOwner:
     return PartitionOwner(host, partition, lambda: MemoryWriter(), max_batch=256, dedupe_window=window,
-                          retire_after_s=retire_after_s)
+                          retire_after_s=retire_after_s, forget_after_s=forget_after_s)
 
 
-async def _owner(envelopes: list, retire_after_s: float | None, window: int = 16) -> PartitionOwner:
-    owner = _unstarted(_host(), retire_after_s, window=window)
+async def _owner(envelopes: list, retire_after_s: float | None, window: int = 16,
+                 forget_after_s: float | None = None) -> PartitionOwner:
+    owner = _unstarted(_host(), retire_after_s, window=window, forget_after_s=forget_after_s)
     await owner.start(lambda: envelopes)
     return owner
 
@@ -132,8 +134,8 @@ def test_a_rebuild_retires_old_finished_games_and_keeps_their_last_results():
 
     games, retired, retry, forgotten = asyncio.run(main())
     assert games == {"playing"} and set(retired) == {"old"}
-    version, recent = retired["old"]
-    assert version == finished[-1].seq
+    version, recent, ended_ms = retired["old"]
+    assert version == finished[-1].seq and ended_ms == finished[-1].time
     assert [r[0] for r in recent] == [f"m{i}" for i in range(5, RETIRED_WINDOW + 4)] + ["end"]
     ending = [e for e in finished if e.command_id == "end"]
     assert retry.duplicate and (retry.first_seq, retry.last_seq) == (ending[0].seq, ending[-1].seq)
@@ -272,3 +274,54 @@ def test_a_replica_forgets_the_games_of_a_partition_that_did_not_come_back():
     kept, dropped, left, same = asyncio.run(main())
     assert kept == [] and dropped == [0]
     assert left == {1} and same
+
+
+def test_a_retired_game_is_forgotten_after_its_time_and_its_id_is_never_reused():
+    """forget_after_s after its end only the id of a finished game is kept: a create with it
+    is refused, any command for it is refused as over, and games being played are untouched."""
+    host = _host()
+    old = _ended_game(host, "old", moves=2)  # its events are stamped at time 0: long ago
+    recent = _ended_game(host, "recent")
+    playing = _logged_game(host, "playing")
+
+    async def main():
+        owner = await _owner(old + recent + playing, retire_after_s=0, forget_after_s=3600)
+        try:
+            after_rebuild = (set(owner.games), set(owner.retired), owner.forgotten.count)
+            create = await _refusal(owner, _pending("old", None, "c-new", create={"seats": 2, "options": {}, "seed": SEED}))
+            retry = await _refusal(owner, _pending("old", ForceEnd(reason="again"), "end"))
+            # A game that ends now is retired, and forgotten only an hour after its end.
+            await _send(owner, "playing", ForceEnd(reason="test"), "end-playing")
+            owner.retire_due()
+            now_ms = owner.retired["playing"][2]
+            kept = (set(owner.retired), owner.forget_due(now_ms + 3_599_000))
+            gone = (owner.forget_due(now_ms + 3_600_000), set(owner.retired), "playing" in owner.forgotten)
+            return after_rebuild, create, retry, kept, gone
+        finally:
+            await owner.stop("test")
+
+    after_rebuild, create, retry, kept, gone = asyncio.run(main())
+    # Both finished games ended at time 0 (selfplay's clock): forgotten by the rebuild.
+    assert after_rebuild == ({"playing"}, set(), 2)
+    assert create.code == "already_exists"
+    assert retry.code == "game_over"  # its results are gone with it: refused, never re-run
+    assert kept == ({"playing"}, 0)
+    assert gone == (1, set(), True)
+
+
+def test_forgotten_ids_are_never_missed_and_rarely_confused():
+    from croupier.rules.forgotten import ERROR_RATE, FIRST_CAPACITY, IdFilter
+
+    ids = IdFilter()
+    assert "anything" not in ids and ids.nbytes == 0  # nothing allocated until an id is added
+    added = [f"expeditions-{i:016x}" for i in range(3 * FIRST_CAPACITY)]  # fills two blocks, starts a third
+    for game_id in added:
+        ids.add(game_id)
+    assert all(game_id in ids for game_id in added)
+    others = [f"journey-{i:016x}" for i in range(100_000)]
+    confused = sum(game_id in ids for game_id in others)
+    assert confused <= 100_000 * ERROR_RATE * 3 * 2  # three blocks, with room for chance
+    assert len(ids) == len(added) and ids.nbytes < 3 * len(added)  # under 3 bytes an id
+    import pickle
+    again = pickle.loads(pickle.dumps(ids))
+    assert all(game_id in again for game_id in added[::97]) and len(again) == len(added)

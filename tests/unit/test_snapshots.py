@@ -59,9 +59,10 @@ FP = fingerprint("expeditions", 1)
 
 
 def _owner(log: list, store: DictStore | None, every: int, executor=None, retire_after_s=None) -> PartitionOwner:
+    # Games forgotten an hour after their end: the bots' games, stamped at time 0, are.
     return PartitionOwner(_host(), 0, lambda: LogWriter(log), max_batch=256, dedupe_window=16,
                           snapshots=store, snapshot_every=every, snapshot_executor=executor,
-                          topic="events", fingerprint=FP, retire_after_s=retire_after_s)
+                          topic="events", fingerprint=FP, retire_after_s=retire_after_s, forget_after_s=3600)
 
 
 def _held(owner: PartitionOwner) -> dict:
@@ -106,8 +107,9 @@ def test_a_restored_owner_holds_what_a_rebuild_from_the_whole_log_holds():
     assert snapshot.offset == offset and snapshot.last == (last.game_id, last.seq, last.hash)
     assert snapshot.fingerprint == FP and (snapshot.topic, snapshot.partition) == ("events", 0)
     assert {gid: (state, dict(seen)) for gid, state, seen in snapshot.games} == snapshot_held
-    assert set(snapshot.retired) == {"done"}  # retired before the snapshot: kept as retired
-    assert set(retired) == {"done", "b"}
+    # Ended long before the snapshot: forgotten (its id only), in the snapshot too.
+    assert set(snapshot.retired) == set() and "done" in snapshot.forgotten and snapshot.forgotten.count == 1
+    assert set(retired) == {"b"}  # ended just now: retired, not forgotten
 
     async def restored():
         """A new owner from the snapshot and the log after it (its own last event first, as
@@ -119,6 +121,7 @@ def test_a_restored_owner_holds_what_a_rebuild_from_the_whole_log_holds():
         await whole.start(lambda: list(log))
         try:
             again = await _send(fresh, "a", ForceEnd(reason="x"), "a0")  # a retry of the snapshot's last command
+            assert "done" in fresh.forgotten and "done" in whole.forgotten
             return fresh.restored_from, _held(fresh), dict(fresh.retired), _held(whole), dict(whole.retired), again
         finally:
             await fresh.stop("test")

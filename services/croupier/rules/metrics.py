@@ -25,6 +25,9 @@ class RulesMetrics:
                                  "Partition snapshots: saved, superseded (a later one was stored), failed; "
                                  "and at a rebuild used or ignored (did not match the log or the code)",
                                  ["outcome"], registry=self.registry)
+        self.forgotten_games = Gauge("croupier_rules_forgotten_games",
+                                     "Finished games forgotten (only their ids kept, in a Bloom filter)",
+                                     registry=self.registry)
         self.owned_partitions = Gauge("croupier_rules_owned_partitions", "Partitions owned", registry=self.registry)
         self._game = labels["game_type"]
 

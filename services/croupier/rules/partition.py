@@ -10,6 +10,7 @@ command of the batch with a retryable error and changes nothing in memory.
 from __future__ import annotations
 
 import asyncio
+import copy
 import heapq
 import threading
 import time
@@ -23,6 +24,7 @@ import structlog
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import OVER, TableHost, TableState
+from croupier.rules.forgotten import IdFilter
 from croupier.rules.pace import CommitPace
 from croupier.rules.snapshot import Snapshot, SnapshotStore, encode
 from croupier.rules.store import WriterFenced
@@ -77,12 +79,14 @@ class Outcome:
 Remembered = tuple[int, int, tuple[str, ...]]
 
 # What a partition keeps of a finished game once it is retired (retire_after_s after its
-# end): its version and the results of its last RETIRED_WINDOW command_ids as
-# (command_id, first_seq, last_seq, event_types). Atoms again, untracked by the collector.
+# end): its version, the results of its last RETIRED_WINDOW command_ids as
+# (command_id, first_seq, last_seq, event_types), and the time (ms) of its last event.
+# Atoms again, untracked by the collector. forget_after_s after its end it is forgotten: its
+# id goes into `forgotten` (forgotten.py), and nothing else of it is kept.
 # A command for it is answered from these alone: a retry gets its first result, anything else
 # the table's `game_over` (or a version conflict, or `already_exists` for a create), as the
 # live game would have answered. Its state is not kept: a read reloads it from the log.
-Retired = tuple[int, tuple[tuple[str, int, int, tuple[str, ...]], ...]]
+Retired = tuple[int, tuple[tuple[str, int, int, tuple[str, ...]], ...], int]
 
 
 @dataclass(slots=True)
@@ -122,6 +126,7 @@ class PartitionOwner:
         pace: CommitPace | None = None,
         linger_s: float = 0.0,
         retire_after_s: float | None = None,
+        forget_after_s: float | None = None,
         snapshots: SnapshotStore | None = None,
         snapshot_every: int = 0,
         snapshot_executor: ThreadPoolExecutor | None = None,
@@ -139,6 +144,10 @@ class PartitionOwner:
         self.retired: dict[str, Retired] = {}
         self._ended: dict[str, int] = {}
         self._retire_ms = None if retire_after_s is None else int(retire_after_s * 1000)
+        # Retired games are forgotten forget_after_s after their end (None: never): only their
+        # ids are kept, in a Bloom filter of a couple of bytes an id (forgotten.py).
+        self.forgotten = IdFilter()
+        self._forget_ms = None if forget_after_s is None else int(forget_after_s * 1000)
         self._folding = threading.Lock()  # held while the log is folded into the games (_fold_log)
         # The partition's offset up to which its log has been read and folded into the games
         # (the replica's rebuild sets it): a later read, after a revoke and a re-take or a
@@ -222,6 +231,7 @@ class PartitionOwner:
         """Take over the games of this partition's previous owner in this replica (it was
         revoked and has come back): only what the log holds beyond them is read again."""
         self.games, self.retired, self._ended = previous.games, previous.retired, previous._ended
+        self.forgotten = previous.forgotten
         self.log_offset = previous.log_offset
         self._folding = previous._folding  # its fold of the log, if one is still running, ends first
 
@@ -230,12 +240,14 @@ class PartitionOwner:
         Only before the partition is READY, on the thread that folds its log."""
         self.games = {game_id: Slot(state, dict(seen)) for game_id, state, seen in snapshot.games}
         self.retired, self._ended = snapshot.retired, snapshot.ended
+        self.forgotten = snapshot.forgotten if snapshot.forgotten is not None else IdFilter()
         self.log_offset = snapshot.offset
         self.restored_from = snapshot.offset
 
-    def forget(self) -> None:
+    def drop_all(self) -> None:
         """Drop every game held (a snapshot that did not match the log): read from the start."""
         self.games, self.retired, self._ended = {}, {}, {}
+        self.forgotten = IdFilter()
         self.log_offset = 0
         self.restored_from = None
 
@@ -295,11 +307,17 @@ class PartitionOwner:
             del seen[next(iter(seen))]  # the oldest: a dict keeps insertion order
 
     def retire_due(self, now_ms: int | None = None, keep: str | None = None) -> int:
-        """Retire the finished games whose last event is retire_after_s old (all but `keep`);
-        how many were retired. Cheap when none is due: the oldest ended game is looked at."""
-        if self._retire_ms is None or not self._ended:
-            return 0
-        cutoff = (int(time.time() * 1000) if now_ms is None else now_ms) - self._retire_ms
+        """Retire the finished games whose last event is retire_after_s old (all but `keep`),
+        and forget the retired ones forget_after_s old; how many were retired. Cheap when none
+        is due: the oldest ended and the oldest retired game are looked at."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        retired = self._retire(now_ms, keep) if self._retire_ms is not None and self._ended else 0
+        if self._forget_ms is not None and self.retired:
+            self.forget_due(now_ms)
+        return retired
+
+    def _retire(self, now_ms: int, keep: str | None) -> int:
+        cutoff = now_ms - self._retire_ms
         ended, retired = self._ended, 0
         while ended:
             game_id = next(iter(ended))
@@ -311,10 +329,25 @@ class PartitionOwner:
                 continue
             del self.games[game_id]
             recent = list(slot.seen.items())[-RETIRED_WINDOW:]
-            self.retired[game_id] = (slot.state.version, tuple((cid, *result) for cid, result in recent))
+            self.retired[game_id] = (slot.state.version, tuple((cid, *result) for cid, result in recent),
+                                     slot.state.last_time)
             self._deadlines.pop(game_id, None)
             retired += 1
         return retired
+
+    def forget_due(self, now_ms: int) -> int:
+        """Forget the retired games whose last event is forget_after_s old (their ids go into
+        `forgotten`); how many. Retired games are kept in the order they were retired, which
+        is the order they ended: the first one not due ends the walk."""
+        cutoff, retired, forgotten = now_ms - self._forget_ms, self.retired, 0
+        while retired:
+            game_id = next(iter(retired))
+            if retired[game_id][2] > cutoff:
+                break
+            del retired[game_id]
+            self.forgotten.add(game_id)
+            forgotten += 1
+        return forgotten
 
     def _types(self, event_types: tuple[str, ...]) -> tuple[str, ...]:
         """One shared tuple for each distinct sequence of event types (a game has few)."""
@@ -393,7 +426,7 @@ class PartitionOwner:
                     batch.append(self._queue.get_nowait())
                 await self._process(loop, batch)
                 self._last_done = loop.time()
-                if self._ended:
+                if self._ended or (self.retired and self._forget_ms is not None):
                     self.retire_due()
                 if self._since_snapshot >= self._snapshot_every and self._snapshots is not None:
                     self.snapshot(loop)
@@ -473,7 +506,9 @@ class PartitionOwner:
             self._topic, self.partition, self._fingerprint, offset, (env.game_id, env.seq, env.hash),
             # `seen` is changed in place by later commands: copied now. States never are.
             games=[(game_id, slot.state, tuple(slot.seen.items())) for game_id, slot in self.games.items()],
-            retired=dict(self.retired), ended=dict(self._ended), taken_ms=int(time.time() * 1000))
+            retired=dict(self.retired), ended=dict(self._ended), taken_ms=int(time.time() * 1000),
+            # The filter only grows, in place: a copy of its blocks' bytes.
+            forgotten=copy.deepcopy(self.forgotten))
         self._since_snapshot = 0
         self._snapshotting = True
         future = loop.run_in_executor(self._snapshot_executor, self._save_snapshot, taken)
@@ -600,6 +635,13 @@ class PartitionOwner:
             return slot, Outcome(item.game_id, known[0], known[1], known[1], known[2], True), []
         if slot is None and item.game_id in self.retired:
             return self._decide_retired(item)
+        if slot is None and item.game_id in self.forgotten:
+            # A game that ended long ago (or, rarely, a false positive of the filter: a new
+            # id refused, which its caller replaces).
+            if item.create is not None or item.fork is not None:
+                raise Rejection(ALREADY_EXISTS, f"game id {item.game_id} was used by a game that ended long ago",
+                                ALREADY_EXISTS)
+            raise Rejection("game_over", "this table has ended", "illegal")
         if item.create is not None or item.fork is not None:
             if slot is not None:
                 raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)
@@ -629,7 +671,7 @@ class PartitionOwner:
 
     def _decide_retired(self, item: Pending):
         """A command for a retired game: answered as the finished game would answer it."""
-        version, recent = self.retired[item.game_id]
+        version, recent, _ = self.retired[item.game_id]
         for command_id, first_seq, last_seq, event_types in recent:
             if command_id == item.command_id:
                 return None, Outcome(item.game_id, first_seq, last_seq, last_seq, event_types, True), []

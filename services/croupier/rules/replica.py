@@ -239,6 +239,7 @@ class Replica:
             # Read when scraped (on the metrics server's thread), so always current.
             metrics.owned_games.set_function(lambda: self._count(lambda o: len(o.games)))
             metrics.retired_games.set_function(lambda: self._count(lambda o: len(o.retired)))
+            metrics.forgotten_games.set_function(lambda: self._count(lambda o: o.forgotten.count))
 
     def _count(self, size: Callable[[PartitionOwner], int]) -> float:
         # tuple() copies the owners in one step under the GIL, so the loop's thread cannot
@@ -339,7 +340,7 @@ class Replica:
             on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
             still_assigned=lambda p=p: self.membership is None or p in self.assigned,
             append_executor=self._append_executor, pace=self.pace, linger_s=s.commit_linger_ms / 1000,
-            retire_after_s=s.retire_after_s,
+            retire_after_s=s.retire_after_s, forget_after_s=s.forget_after_s,
             snapshots=self.snapshots, snapshot_every=s.snapshot_every, snapshot_executor=self._snapshot_executor,
             topic=self.topic, fingerprint=self.fingerprint,
         )
@@ -358,7 +359,7 @@ class Replica:
             the partition is read from its start."""
             counter["events"] = 0
             expect = None
-            if owner.log_offset == 0 and not owner.games and not owner.retired:
+            if owner.log_offset == 0 and not owner.games and not owner.retired and not owner.forgotten.count:
                 snapshot = self.load_snapshot(p)
                 if snapshot is not None:
                     owner.restore(snapshot)
@@ -383,7 +384,7 @@ class Replica:
             log.warning("snapshot_ignored", partition=p, offset=owner.restored_from, reason="not in the log")
             if self._metrics:
                 self._metrics.snapshots.labels("ignored").inc()
-            owner.forget()
+            owner.drop_all()
             reached = []
             for env in read_partition(s.kafka, self.topic, p, start=0, reached=reached):
                 counter["events"] += 1

@@ -245,8 +245,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         slot = owner.games.get(game_id)
         if slot is not None:
             return slot.state
-        if game_id in owner.retired:
-            # A finished game retired from memory: its state is the fold of its log.
+        if game_id in owner.retired or game_id in owner.forgotten:
+            # A finished game retired from memory (or forgotten): its state is the fold of its log.
             loop = asyncio.get_running_loop()
             try:
                 envelopes = await loop.run_in_executor(None, read_game, self.s.kafka, game_id, [self.s.game])

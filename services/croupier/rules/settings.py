@@ -83,6 +83,9 @@ class RulesSettings:
     # for it is still answered (a retry with its first result, anything else `game_over`),
     # and a read of its state reloads it from the log (rules/partition.py).
     retire_after_s: int = 300
+    # ... and forgotten this long (s) after it: only its id is kept (a couple of bytes), so a
+    # create never reuses it and a command for it is refused as over (rules/forgotten.py).
+    forget_after_s: int = 86400
     # A partition's games are snapshotted (snapshot.py) after this many events appended or
     # read since the last snapshot, so that its next owner reads only the log after it; 0: never.
     snapshot_every: int = 20000
@@ -105,6 +108,7 @@ class RulesSettings:
             commit_interval_ms=env_int("CROUPIER_RULES_COMMIT_INTERVAL_MS", 0, 0),
             commit_linger_ms=env_int("CROUPIER_RULES_COMMIT_LINGER_MS", 10, 0),
             retire_after_s=env_int("CROUPIER_RULES_RETIRE_AFTER_S", 300, 0),
+            forget_after_s=env_int("CROUPIER_RULES_FORGET_AFTER_S", 86400, 0),
             snapshot_every=env_int("CROUPIER_RULES_SNAPSHOT_EVERY", 20000, 0),
             kafka=KafkaSettings.from_env(),
         )

@@ -59,6 +59,7 @@ class Snapshot:
     retired: dict = field(default_factory=dict)
     ended: dict = field(default_factory=dict)
     taken_ms: int = 0
+    forgotten: Any = None  # the owner's IdFilter of forgotten game ids
 
 
 def fingerprint(game_type: str, rules_version: int) -> str:
@@ -78,7 +79,7 @@ def encode(snapshot: Snapshot) -> bytes:
     snapshot lets the event loop in between games), then all of it, compressed."""
     games = [pickle.dumps(game, protocol=pickle.HIGHEST_PROTOCOL) for game in snapshot.games]
     head = (FORMAT, snapshot.topic, snapshot.partition, snapshot.fingerprint, snapshot.offset, snapshot.last,
-            snapshot.retired, snapshot.ended, snapshot.taken_ms)
+            snapshot.retired, snapshot.ended, snapshot.taken_ms, snapshot.forgotten)
     return zlib.compress(pickle.dumps((head, games), protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
@@ -86,9 +87,9 @@ def decode(blob: bytes) -> Snapshot:
     head, games = pickle.loads(zlib.decompress(blob))
     if head[0] != FORMAT:
         raise ValueError(f"snapshot format {head[0]}, this code reads {FORMAT}")
-    _, topic, partition, fp, offset, last, retired, ended, taken_ms = head
+    _, topic, partition, fp, offset, last, retired, ended, taken_ms, forgotten = head
     return Snapshot(topic, partition, fp, offset, tuple(last), [pickle.loads(g) for g in games],
-                    retired, ended, taken_ms)
+                    retired, ended, taken_ms, forgotten)
 
 
 class SnapshotStore:

@@ -48,7 +48,8 @@ _SAVE_IF_NEWER = (
 class Snapshot:
     """What a partition owner holds, as of the event at `offset` of its partition (`last`:
     that event's game_id, seq and hash). `games`: (game_id, TableState, the remembered
-    results of its recent command_ids as (command_id, result) pairs, oldest first)."""
+    results of its recent command_ids as (command_id, result) pairs, oldest first);
+    `retired`, `ended` and `forgotten` as the owner keeps them (rules/partition.py)."""
 
     topic: str
     partition: int

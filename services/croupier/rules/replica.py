@@ -358,12 +358,12 @@ class Replica:
             that the log holds it there; if it does not, the snapshot's games are dropped and
             the partition is read from its start."""
             counter["events"] = 0
-            expect = None
+            expect = restored = None
             if owner.log_offset == 0 and not owner.games and not owner.retired and not owner.forgotten.count:
                 snapshot = self.load_snapshot(p)
                 if snapshot is not None:
                     owner.restore(snapshot)
-                    expect = snapshot.last
+                    expect = restored = snapshot.last
             reached: list[int] = []
             for env in read_partition(s.kafka, self.topic, p, start=owner.log_offset, reached=reached):
                 if expect is not None:
@@ -376,7 +376,7 @@ class Replica:
             else:
                 if expect is None:
                     owner.log_offset = reached[-1]  # read to the end, and every event folded
-                    if owner.restored_from is not None and self._metrics:
+                    if restored is not None and self._metrics:
                         self._metrics.snapshots.labels("used").inc()
                     return
             # The log does not hold the snapshot's last event where it says (a topic made

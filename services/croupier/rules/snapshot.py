@@ -64,13 +64,18 @@ class Snapshot:
 
 
 def fingerprint(game_type: str, rules_version: int) -> str:
-    """A digest of the code a snapshot's states depend on: every file of the game's package
-    and of the engine, the game's rules version and the snapshot format."""
+    """A digest of the code a snapshot's contents depend on: every file of the game's package
+    and of the engine, the modules that define what a partition owner keeps (this one, the
+    owner's, the forgotten ids' filter), the game's rules version and the snapshot format."""
     digest = hashlib.sha256(f"{FORMAT}:{game_type}:{rules_version}".encode())
-    roots = [Path(croupier.engine.__file__).parent, Path(croupier.games.__file__).parent / game_type]
-    for root in roots:
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-            digest.update(str(path.relative_to(root)).encode())
+    here = Path(__file__).resolve().parent
+    sources = [Path(croupier.engine.__file__).parent, Path(croupier.games.__file__).parent / game_type,
+               here / "snapshot.py", here / "partition.py", here / "forgotten.py"]
+    for source in sources:
+        paths = [source] if source.is_file() else sorted(
+            p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for path in paths:
+            digest.update(str(path.relative_to(source.parent)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 

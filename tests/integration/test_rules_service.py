@@ -495,6 +495,19 @@ def test_a_replica_starts_from_snapshots_that_match_the_log_and_ignores_one_that
     after = read_log(kafka, topic(prefix), PARTITIONS)
     assert check_log(after, acked) == []
     assert sum(more) > 0 and all(len(after[g]) >= len(log[g]) for g in games)
+    # `croupier status` shows each partition's snapshot: where its next owner starts.
+    import subprocess
+    import sys
+
+    from harness import ROOT, service_env
+
+    shown = subprocess.run([sys.executable, "-m", "croupier.cli.main", "status", "--json"], cwd=ROOT,
+                           env=service_env(kafka, redis_url, prefix), capture_output=True, text=True, timeout=60)
+    status = json.loads(shown.stdout)["games"][GAME]
+    assert status["owned"] == PARTITIONS and set(status["snapshots"]) >= {str(p) for p in saved}
+    assert all(snap["bytes"] > 0 and 0 <= snap["age_s"] < 600 for snap in status["snapshots"].values())
+    assert {p: snap["offset"] for p, snap in status["snapshots"].items()} == {
+        str(p): store.describe(topic(prefix), p)["offset"] for p in range(PARTITIONS) if store.describe(topic(prefix), p)}
 
 
 async def play_on(client: RulesClient, game_id: str, acked: dict, rng: random.Random, moves: int = 4) -> int:
@@ -526,7 +539,9 @@ def test_a_stored_snapshot_is_replaced_only_by_a_later_one(redis, prefix):
     assert store.save("events", 0, 10, b"ten")
     assert not store.save("events", 0, 5, b"five") and not store.save("events", 0, 10, b"ten again")
     assert store.load("events", 0) == (10, b"ten")
-    assert store.save("events", 0, 11, b"eleven") and store.load("events", 0) == (11, b"eleven")
+    assert store.save("events", 0, 11, b"eleven", 1234) and store.load("events", 0) == (11, b"eleven")
+    assert store.describe("events", 0) == {"offset": 11, "taken_ms": 1234, "bytes": 6}
+    assert store.describe("events", 1) is None
     assert store.load("events", 1) is None
 
 

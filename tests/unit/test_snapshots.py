@@ -46,7 +46,7 @@ class DictStore:
         self.saved: dict[tuple[str, int], tuple[int, bytes]] = {}
         self.saves = 0
 
-    def save(self, topic: str, partition: int, offset: int, blob: bytes) -> bool:
+    def save(self, topic: str, partition: int, offset: int, blob: bytes, taken_ms: int = 0) -> bool:
         self.saves += 1
         stored = self.saved.get((topic, partition))
         if stored is not None and stored[0] >= offset:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,14 +20,23 @@ def collect() -> dict:
     from croupier.engine import registry
     from croupier.projector.keys import Keys
     from croupier.projector.service import ProjectorSettings
+    from croupier.rules.snapshot import SnapshotStore
 
     settings = ProjectorSettings.from_env()
     keys = Keys(settings.key_prefix)
     r = redis.Redis.from_url(settings.redis_url, socket_timeout=3)
     out: dict = {"redis": settings.redis_url, "kafka": settings.kafka.bootstrap, "games": {}}
+    snapshots = SnapshotStore(r, settings.key_prefix)
+    now_ms = int(time.time() * 1000)
     for game in registry.GAME_IDS:
         owners = {int(k): v.decode() for k, v in r.hgetall(keys.owners(game)).items()}
         partitions = int(r.get(keys.partitions(game)) or 0)
+        snaps = {}
+        for p in range(partitions):
+            snap = snapshots.describe(settings.kafka.topic(game), p)
+            if snap is not None:
+                snap["age_s"] = round(max(0, now_ms - snap["taken_ms"]) / 1000, 1) if snap["taken_ms"] else None
+                snaps[str(p)] = snap
         out["games"][game] = {
             "partitions": partitions,
             "owned": len(owners),
@@ -34,6 +44,8 @@ def collect() -> dict:
             "open_tables": r.zcard(keys.lobby(game)),
             "running": r.zcard(keys.running(game)),
             "finished": r.zcard(keys.finished(game)),
+            # Each partition's snapshot (offset, age, size): where its next owner starts reading.
+            "snapshots": snaps,
         }
     lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
     out["projector"] = {"lag": lag, "total_lag": sum(lag.values()), "reporting": bool(lag)}
@@ -52,11 +64,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, sort_keys=True))
     else:
         print(f"kafka {out['kafka']}   redis {out['redis']}")
-        print(f"{'game':<12} {'owned':>9} {'open':>6} {'running':>8} {'finished':>9}  owners")
+        print(f"{'game':<12} {'owned':>9} {'open':>6} {'running':>8} {'finished':>9} {'snapshots':>9}  owners")
         for game, g in out["games"].items():
             owners = sorted(set(g["owners"].values()))
-            print(f"{game:<12} {g['owned']:>4}/{g['partitions']:<4} {g['open_tables']:>6} {g['running']:>8} {g['finished']:>9}  "
-                  f"{', '.join(owners) or '-'}")
+            print(f"{game:<12} {g['owned']:>4}/{g['partitions']:<4} {g['open_tables']:>6} {g['running']:>8} {g['finished']:>9} "
+                  f"{len(g['snapshots']):>4}/{g['partitions']:<4}  {', '.join(owners) or '-'}")
         p = out["projector"]
         if p["reporting"]:
             print(f"projector lag: {p['total_lag']} events over {len(p['lag'])} partitions")

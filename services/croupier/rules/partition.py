@@ -518,7 +518,7 @@ class PartitionOwner:
     def _save_snapshot(self, taken: Snapshot) -> dict[str, Any]:
         started = time.perf_counter()
         blob = encode(taken)
-        saved = self._snapshots.save(self._topic, self.partition, taken.offset, blob)
+        saved = self._snapshots.save(self._topic, self.partition, taken.offset, blob, taken.taken_ms)
         return {"offset": taken.offset, "games": len(taken.games), "retired": len(taken.retired),
                 "bytes": len(blob), "seconds": round(time.perf_counter() - started, 3), "saved": saved}
 

@@ -36,11 +36,12 @@ import croupier.games
 
 FORMAT = 1
 
-# Only this snapshot, if its offset is past the stored one (ARGV: offset, blob).
+# Only this snapshot, if its offset is past the stored one (ARGV: offset, blob, taken_ms).
 _SAVE_IF_NEWER = (
     "local stored = redis.call('HGET', KEYS[1], 'offset') "
     "if stored and tonumber(stored) >= tonumber(ARGV[1]) then return 0 end "
-    "redis.call('HSET', KEYS[1], 'offset', ARGV[1], 'blob', ARGV[2]) return 1"
+    "redis.call('HSET', KEYS[1], 'offset', ARGV[1], 'blob', ARGV[2], 'taken_ms', ARGV[3], 'bytes', string.len(ARGV[2])) "
+    "return 1"
 )
 
 
@@ -100,7 +101,8 @@ def decode(blob: bytes) -> Snapshot:
 
 class SnapshotStore:
     """Snapshots in Redis: `{prefix}croupier:snapshot:{topic}:{partition}`, a hash of the
-    offset and the encoded snapshot. Blocking: call from a worker thread."""
+    offset, the encoded snapshot, when it was taken (ms) and its size (what `croupier status`
+    shows). Blocking: call from a worker thread."""
 
     def __init__(self, redis_client: Any, key_prefix: str = ""):
         self._redis = redis_client
@@ -110,9 +112,16 @@ class SnapshotStore:
     def key(self, topic: str, partition: int) -> str:
         return f"{self._prefix}croupier:snapshot:{topic}:{partition}"
 
-    def save(self, topic: str, partition: int, offset: int, blob: bytes) -> bool:
+    def save(self, topic: str, partition: int, offset: int, blob: bytes, taken_ms: int = 0) -> bool:
         """Store it unless a snapshot of this or a later offset is stored already."""
-        return bool(self._save(keys=[self.key(topic, partition)], args=[offset, blob]))
+        return bool(self._save(keys=[self.key(topic, partition)], args=[offset, blob, taken_ms]))
+
+    def describe(self, topic: str, partition: int) -> dict | None:
+        """The stored snapshot's offset, time taken (ms) and size, without reading it."""
+        offset, taken_ms, size = self._redis.hmget(self.key(topic, partition), ["offset", "taken_ms", "bytes"])
+        if offset is None:
+            return None
+        return {"offset": int(offset), "taken_ms": int(taken_ms or 0), "bytes": int(size or 0)}
 
     def load(self, topic: str, partition: int) -> tuple[int, bytes] | None:
         offset, blob = self._redis.hmget(self.key(topic, partition), ["offset", "blob"])

@@ -389,7 +389,7 @@ def failover(launcher: Launcher, game: str, owned_within_s: float = 120.0) -> di
         r.close()
     events = games = 0
     rebuild_s = fence_and_rebuild_s = 0.0
-    taken = 0
+    taken = from_snapshots = 0
     for line in standby.log_path.read_text(errors="replace").splitlines():
         try:
             rec = json.loads(line)
@@ -404,15 +404,19 @@ def failover(launcher: Launcher, game: str, owned_within_s: float = 120.0) -> di
             games += rec.get("games", 0)
             rebuild_s += rec.get("read_seconds", rec.get("seconds", 0.0))
             fence_and_rebuild_s += rec.get("seconds", 0.0)
+            from_snapshots += rec.get("snapshot_offset") is not None
     session_ms = int(launcher.env.get("CROUPIER_KAFKA_SESSION_TIMEOUT_MS", "6000"))
-    return {"game": game, "partitions_taken_over": taken, "games_rebuilt": games, "events_rebuilt": events,
+    return {"game": game, "partitions_taken_over": taken, "from_snapshots": from_snapshots,
+            "games_rebuilt": games, "events_rebuilt": events,
             "rebuild_seconds": round(rebuild_s, 3), "with_new_writers_seconds": round(fence_and_rebuild_s, 3),
             "events_per_s": round(events / rebuild_s, 1) if rebuild_s else None,
             "takeover_wall_s": round(takeover_s, 2), "session_timeout_ms": session_ms,
             "note": "takeover_wall_s runs from the SIGKILL until the standby owns every partition: the group's "
                     "session timeout (to notice the dead replica) plus the rebuild. rebuild_seconds is reading the "
                     "taken partitions and folding their events (events_per_s is over it); with_new_writers_seconds "
-                    "adds creating each partition's transactional writer, which fences the dead replica's"}
+                    "adds creating each partition's transactional writer, which fences the dead replica's. "
+                    "from_snapshots: partitions started from a snapshot (then events_rebuilt counts only the "
+                    "events after it, and loading the snapshot is in rebuild_seconds)"}
 
 
 def propagation(launcher: Launcher, moves: int = 60, game: str = "journey") -> dict:

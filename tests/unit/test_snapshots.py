@@ -19,7 +19,7 @@ from test_retired_games import _ended_game
 
 from croupier.engine.table import ForceEnd
 from croupier.rules.partition import PartitionOwner
-from croupier.rules.snapshot import FORMAT, Snapshot, decode, encode, fingerprint
+from croupier.rules.snapshot import FORMAT, RETIRED_CHUNK, Snapshot, decode, encode, fingerprint
 
 
 class LogWriter:
@@ -167,14 +167,18 @@ def test_a_snapshot_copies_what_later_commands_change():
     assert snapshot.offset == taken_offset < len(log) - 1 and log[taken_offset].seq == state.version
 
 
-def test_the_fingerprint_names_the_game_its_rules_version_and_the_format():
+def test_the_fingerprint_names_the_game_its_rules_version_and_the_format_and_every_retired_game_comes_back():
     assert fingerprint("expeditions", 1) == FP  # the same code, the same fingerprint
     assert len({FP, fingerprint("expeditions", 2), fingerprint("journey", 1)}) == 3
-    blob = encode(Snapshot("events", 0, FP, 7, ("g", 1, "h")))
-    assert decode(blob).offset == 7
+    # Retired games are encoded in chunks: every one comes back, in order.
+    retired = {f"g{i}": (i, (("c", 1, i, ("Moved",)),), i * 10) for i in range(2 * RETIRED_CHUNK + 7)}
+    blob = encode(Snapshot("events", 0, FP, 7, ("g", 1, "h"), retired=retired))
+    back = decode(blob)
+    assert back.offset == 7 and back.retired == retired and list(back.retired) == list(retired)
     import pickle
     import zlib
-    head, games = pickle.loads(zlib.decompress(blob))
-    other = zlib.compress(pickle.dumps(((FORMAT + 1, *head[1:]), games)))
+    head, games, chunks = pickle.loads(zlib.decompress(blob))
+    assert len(chunks) == 3
+    other = zlib.compress(pickle.dumps(((FORMAT + 1, *head[1:]), games, chunks)))
     with pytest.raises(ValueError, match="format"):
         decode(other)

@@ -35,6 +35,7 @@ import croupier.engine
 import croupier.games
 
 FORMAT = 1
+RETIRED_CHUNK = 2000
 
 # Only this snapshot, if its offset is past the stored one (ARGV: offset, blob, taken_ms).
 _SAVE_IF_NEWER = (
@@ -82,21 +83,28 @@ def fingerprint(game_type: str, rules_version: int) -> str:
 
 
 def encode(snapshot: Snapshot) -> bytes:
-    """The snapshot's bytes: its games pickled one at a time (so a thread that encodes a big
-    snapshot lets the event loop in between games), then all of it, compressed."""
-    games = [pickle.dumps(game, protocol=pickle.HIGHEST_PROTOCOL) for game in snapshot.games]
+    """The snapshot's bytes: its games pickled one at a time and its retired games
+    RETIRED_CHUNK at a time (pickling holds the GIL: a thread that encodes a big snapshot
+    lets the event loop in between pieces), then all of it, compressed (without the GIL)."""
+    dumps, protocol = pickle.dumps, pickle.HIGHEST_PROTOCOL
+    games = [dumps(game, protocol=protocol) for game in snapshot.games]
+    items = list(snapshot.retired.items())
+    retired = [dumps(items[i:i + RETIRED_CHUNK], protocol=protocol) for i in range(0, len(items), RETIRED_CHUNK)]
     head = (FORMAT, snapshot.topic, snapshot.partition, snapshot.fingerprint, snapshot.offset, snapshot.last,
-            snapshot.retired, snapshot.ended, snapshot.taken_ms, snapshot.forgotten)
-    return zlib.compress(pickle.dumps((head, games), protocol=pickle.HIGHEST_PROTOCOL), 1)
+            snapshot.ended, snapshot.taken_ms, snapshot.forgotten)
+    return zlib.compress(dumps((head, games, retired), protocol=protocol), 1)
 
 
 def decode(blob: bytes) -> Snapshot:
-    head, games = pickle.loads(zlib.decompress(blob))
+    head, games, retired = pickle.loads(zlib.decompress(blob))
     if head[0] != FORMAT:
         raise ValueError(f"snapshot format {head[0]}, this code reads {FORMAT}")
-    _, topic, partition, fp, offset, last, retired, ended, taken_ms, forgotten = head
+    _, topic, partition, fp, offset, last, ended, taken_ms, forgotten = head
+    retired_games: dict = {}
+    for chunk in retired:
+        retired_games.update(pickle.loads(chunk))
     return Snapshot(topic, partition, fp, offset, tuple(last), [pickle.loads(g) for g in games],
-                    retired, ended, taken_ms, forgotten)
+                    retired_games, ended, taken_ms, forgotten)
 
 
 class SnapshotStore:

@@ -67,8 +67,9 @@ async def run(args) -> dict:
     prefix = f"bench{uuid.uuid4().hex[:8]}."
     base = RulesSettings.from_env(GAME)
     kafka = dataclasses.replace(base.kafka, topic_prefix=prefix, partitions=1)
-    # Retirement as in production, and no snapshot but the one this bench asks for.
-    settings = dataclasses.replace(base, kafka=kafka, key_prefix=prefix, snapshot_every=10**12)
+    # Retirement as in production, and no snapshot but the one this bench asks for. The
+    # copied games carry the bots' old times: not ended as abandoned when taken.
+    settings = dataclasses.replace(base, kafka=kafka, key_prefix=prefix, snapshot_every=10**12, idle_end_after_s=0)
     topic = kafka.topic(GAME)
     host = TableHost(registry.get(GAME))
     rds = redis.Redis.from_url(settings.redis_url, socket_timeout=60)

@@ -591,3 +591,36 @@ def test_a_forgotten_game_is_read_back_from_the_log_and_its_id_never_reused(kafk
         assert answer.view_json == canonical_json(host.view(state, seat)) and answer.version == state.version
     assert refusals == [(grpc.StatusCode.ALREADY_EXISTS, "already_exists"), (grpc.StatusCode.FAILED_PRECONDITION, "game_over")]
     assert len(read_log(kafka, topic(prefix), PARTITIONS)[gid]) == len(log)  # nothing appended by either
+
+
+def test_an_abandoned_table_is_ended_by_its_owner(kafka, redis_url, prefix, services, tmp_path):
+    """No table waits forever: CROUPIER_RULES_IDLE_END_AFTER_S after its last event a table
+    not over (in play, or waiting for players) is ended, with a ForceEnd in its log."""
+    svc, addr = launch(services, kafka, redis_url, prefix, tmp_path, CROUPIER_RULES_IDLE_END_AFTER_S="2")
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[svc])
+
+    async def main():
+        client = RulesClient(addr)
+        stub = client.stub()
+        playing, waiting = uuid.uuid4().hex, uuid.uuid4().hex
+        await play(client, GAME, playing, 2, 2, {}, random.Random(8))
+        await stub.CreateGame(rules_pb2.CreateGameRequest(game_type=GAME, game_id=waiting, seats=2, command_id="c"))
+        views = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            views = {g: json.loads((await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=g))).view_json)
+                     for g in (playing, waiting)}
+            if all(v["status"] == "over" for v in views.values()):
+                break
+            await asyncio.sleep(0.5)
+        await client.close()
+        return playing, waiting, views
+
+    playing, waiting, views = asyncio.run(main())
+    log = read_log(kafka, topic(prefix), PARTITIONS)
+    for game_id in (playing, waiting):
+        assert views[game_id]["status"] == "over", views[game_id]
+        ended = [e for e in log[game_id] if e.type == "TableEnded"]
+        assert len(ended) == 1 and ended[0].command_id.startswith("idle:")
+        assert ended[0].payload["result"]["why"] == "abandoned: no move for 2 s"
+        assert ended[0].time - log[game_id][-2].time >= 2000

@@ -325,3 +325,33 @@ def test_forgotten_ids_are_never_missed_and_rarely_confused():
     import pickle
     again = pickle.loads(pickle.dumps(ids))
     assert all(game_id in again for game_id in added[::97]) and len(again) == len(added)
+
+
+def test_a_table_with_no_event_for_idle_end_after_s_is_ended_as_abandoned():
+    """No table waits forever: one whose last event is older than the limit (the logged
+    game's events are stamped at time 0) is ended by its owner with a ForceEnd in the log;
+    one that has just been played is not."""
+    host = _host()
+
+    async def main():
+        owner = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16,
+                               idle_end_after_s=3600)
+        await owner.start(lambda: _logged_game(host, "idle") + host.create("open", 2, {}, SEED, now=0, command_id="c"))
+        try:
+            item = _pending("new", None, "c-new", create={"seats": 2, "options": {}, "seed": SEED})
+            owner.submit(item)
+            await item.future
+            for _ in range(200):
+                if all(owner.games[g].state.status == "over" for g in ("idle", "open")):
+                    break
+                await asyncio.sleep(0.01)
+            return {g: owner.games[g].state for g in ("idle", "open", "new")}
+        finally:
+            await owner.stop("test")
+
+    states = asyncio.run(main())
+    for game_id in ("idle", "open"):  # a game being played and a table still waiting for players
+        state = states[game_id]
+        assert state.status == "over" and state.end_reason == "forced", game_id
+        assert state.result["why"] == "abandoned: no move for 3600 s"
+    assert states["new"].status == "open"

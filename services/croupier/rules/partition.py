@@ -23,7 +23,7 @@ import structlog
 
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
-from croupier.engine.table import OVER, TableHost, TableState
+from croupier.engine.table import OVER, ForceEnd, TableHost, TableState
 from croupier.rules.forgotten import IdFilter
 from croupier.rules.pace import CommitPace
 from croupier.rules.snapshot import Snapshot, SnapshotStore, encode
@@ -127,6 +127,7 @@ class PartitionOwner:
         linger_s: float = 0.0,
         retire_after_s: float | None = None,
         forget_after_s: float | None = None,
+        idle_end_after_s: float | None = None,
         snapshots: SnapshotStore | None = None,
         snapshot_every: int = 0,
         snapshot_executor: ThreadPoolExecutor | None = None,
@@ -148,6 +149,10 @@ class PartitionOwner:
         # ids are kept, in a Bloom filter of a couple of bytes an id (forgotten.py).
         self.forgotten = IdFilter()
         self._forget_ms = None if forget_after_s is None else int(forget_after_s * 1000)
+        # A table not over whose last event is idle_end_after_s old (None or 0: never) is ended
+        # by the owner (a ForceEnd, in the log like an operator's), so no abandoned table waits
+        # forever in the lobby or mid-game, nor holds memory.
+        self._idle_ms = int(idle_end_after_s * 1000) if idle_end_after_s else None
         self._folding = threading.Lock()  # held while the log is folded into the games (_fold_log)
         # The partition's offset up to which its log has been read and folded into the games
         # (the replica's rebuild sets it): a later read, after a revoke and a re-take or a
@@ -542,6 +547,9 @@ class PartitionOwner:
 
     def _schedule(self, game_id: str, state) -> None:
         due = self.host.deadline(state)
+        if self._idle_ms is not None and state.status != OVER:
+            idle = state.last_time + self._idle_ms
+            due = idle if due is None else min(due, idle)
         if due is None:
             self._deadlines.pop(game_id, None)
             return
@@ -568,16 +576,25 @@ class PartitionOwner:
                     pass
                 continue
             heapq.heappop(self._heap)
-            # Try again in a second unless the Tick's commit reschedules it first.
-            self._deadlines[game_id] = due + 1000
-            heapq.heappush(self._heap, (due + 1000, game_id))
+            # Try again in a second unless the Tick's commit reschedules it first. From now, not
+            # from `due`: a deadline long past (a table rebuilt after a long stop) would
+            # otherwise fire again at once, over and over, without the loop ever waiting.
+            again = max(due, int(time.time() * 1000)) + 1000
+            self._deadlines[game_id] = again
+            heapq.heappush(self._heap, (again, game_id))
             slot = self.games.get(game_id)
             if slot is None or self.status != READY:
                 continue
             future = asyncio.get_running_loop().create_future()
             future.add_done_callback(lambda f: f.exception())  # a refused Tick is fine
-            self._queue.put_nowait(Pending(game_id, Tick(now=int(time.time() * 1000)),
-                                           f"tick:{slot.state.version}:{due}", None, future))
+            now = int(time.time() * 1000)
+            state = slot.state
+            if self._idle_ms is not None and state.status != OVER and now >= state.last_time + self._idle_ms:
+                # Abandoned: nothing happened at this table for idle_end_after_s.
+                reason = f"abandoned: no move for {self._idle_ms / 1000:g} s"
+                self._queue.put_nowait(Pending(game_id, ForceEnd(reason=reason), f"idle:{state.version}", None, future))
+                continue
+            self._queue.put_nowait(Pending(game_id, Tick(now=now), f"tick:{state.version}:{due}", None, future))
 
     async def _recover(self, loop) -> None:
         """After a failed append: a new writer (its transaction may or may not have

@@ -340,7 +340,7 @@ class Replica:
             on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
             still_assigned=lambda p=p: self.membership is None or p in self.assigned,
             append_executor=self._append_executor, pace=self.pace, linger_s=s.commit_linger_ms / 1000,
-            retire_after_s=s.retire_after_s, forget_after_s=s.forget_after_s,
+            retire_after_s=s.retire_after_s, forget_after_s=s.forget_after_s, idle_end_after_s=s.idle_end_after_s,
             snapshots=self.snapshots, snapshot_every=s.snapshot_every, snapshot_executor=self._snapshot_executor,
             topic=self.topic, fingerprint=self.fingerprint,
         )

@@ -86,6 +86,9 @@ class RulesSettings:
     # ... and forgotten this long (s) after it: only its id is kept (a couple of bytes), so a
     # create never reuses it and a command for it is refused as over (rules/forgotten.py).
     forget_after_s: int = 86400
+    # A table not over with no event for this long (s) is ended by its owner (a ForceEnd
+    # whose reason says it was abandoned), so none waits forever; 0: never.
+    idle_end_after_s: int = 86400
     # A partition's games are snapshotted (snapshot.py) after this many events appended or
     # read since the last snapshot, so that its next owner reads only the log after it; 0: never.
     snapshot_every: int = 20000
@@ -109,6 +112,7 @@ class RulesSettings:
             commit_linger_ms=env_int("CROUPIER_RULES_COMMIT_LINGER_MS", 10, 0),
             retire_after_s=env_int("CROUPIER_RULES_RETIRE_AFTER_S", 300, 0),
             forget_after_s=env_int("CROUPIER_RULES_FORGET_AFTER_S", 86400, 0),
+            idle_end_after_s=env_int("CROUPIER_RULES_IDLE_END_AFTER_S", 86400, 0),
             snapshot_every=env_int("CROUPIER_RULES_SNAPSHOT_EVERY", 20000, 0),
             kafka=KafkaSettings.from_env(),
         )

@@ -26,6 +26,13 @@ async def play(client: RulesClient, game: str, game_id: str, seats: int, moves: 
         r = await client.call("JoinSeat", rules_pb2.JoinSeatRequest(game_type=game, game_id=game_id, seat=s,
                                                                      player=f"p{s}", entropy=f"{game_id}{s}", command_id=cid))
         acked[cid] = (game_id, r.result.first_seq, r.result.last_seq)
+    return await play_moves(client, game, game_id, moves, acked, rng, pause=pause)
+
+
+async def play_moves(client: RulesClient, game: str, game_id: str, moves: int, acked: dict, rng: random.Random,
+                     pause: float = 0.0, tag: str = "m") -> int:
+    """Up to `moves` moves of a created, seated game (command ids `{game_id}:{tag}{i}`);
+    returns moves made."""
     made = 0
     for i in range(moves):
         state = await client.call("GetState", rules_pb2.GetStateRequest(game_type=game, game_id=game_id))
@@ -37,7 +44,7 @@ async def play(client: RulesClient, game: str, game_id: str, seats: int, moves: 
         if legal.version != state.version:
             continue
         action = rng.choice(list(legal.actions_json))
-        cid = f"{game_id}:m{i}"
+        cid = f"{game_id}:{tag}{i}"
         r = await client.call("HandleCommand", rules_pb2.HandleCommandRequest(
             game_type=game, game_id=game_id, seat=seat, command_id=cid, action_json=action, expected_version=legal.version))
         acked[cid] = (game_id, r.result.first_seq, r.result.last_seq)

@@ -12,7 +12,7 @@ import uuid
 import grpc
 import pytest
 from harness import start_rules, wait_owned
-from rules_driver import check_log, play, read_log
+from rules_driver import check_log, play, play_moves, read_log
 
 from croupier.rules.client import RulesClient
 from croupier.rules.errors import PROTO_TO_KIND, from_rpc_error
@@ -482,7 +482,8 @@ def test_a_replica_starts_from_snapshots_that_match_the_log_and_ignores_one_that
         retry = await stub.JoinSeat(rules_pb2.JoinSeatRequest(game_type=GAME, game_id=games[0], seat=0, player="p0",
                                                               entropy=f"{games[0]}0", command_id=f"{games[0]}:join0"))
         # And the games go on from where the log left them.
-        more = await asyncio.gather(*(play_on(client, g, acked, random.Random(100 + i)) for i, g in enumerate(games)))
+        more = await asyncio.gather(*(play_moves(client, GAME, g, 4, acked, random.Random(100 + i), tag="more")
+                                       for i, g in enumerate(games)))
         await client.close()
         return views, retry, more
 
@@ -509,25 +510,6 @@ def test_a_replica_starts_from_snapshots_that_match_the_log_and_ignores_one_that
     assert {p: snap["offset"] for p, snap in status["snapshots"].items()} == {
         str(p): store.describe(topic(prefix), p)["offset"] for p in range(PARTITIONS) if store.describe(topic(prefix), p)}
 
-
-async def play_on(client: RulesClient, game_id: str, acked: dict, rng: random.Random, moves: int = 4) -> int:
-    """Up to `moves` more moves of a game already created and seated."""
-    made = 0
-    for i in range(moves):
-        state = await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=game_id))
-        view = json.loads(state.view_json)
-        if view["status"] != "running" or not view["to_act"]:
-            break
-        seat = view["to_act"][0]
-        legal = await client.call("ListLegalActions", rules_pb2.ListLegalActionsRequest(
-            game_type=GAME, game_id=game_id, seat=seat))
-        cid = f"{game_id}:more{i}"
-        r = await client.call("HandleCommand", rules_pb2.HandleCommandRequest(
-            game_type=GAME, game_id=game_id, seat=seat, command_id=cid, action_json=rng.choice(list(legal.actions_json)),
-            expected_version=legal.version))
-        acked[cid] = (game_id, r.result.first_seq, r.result.last_seq)
-        made += 1
-    return made
 
 
 def test_a_stored_snapshot_is_replaced_only_by_a_later_one(redis, prefix):

@@ -89,7 +89,7 @@ async def run(args) -> dict:
         owner.submit(item)
         await item.future
         info = await owner.snapshot(loop)
-        snapshot = dict(info, games=len(owner.games), retired=len(owner.retired))
+        snapshot = dict(info, games=len(owner.games), retired=len(owner.retired), forgotten=owner.forgotten.count)
         print(f"snapshot: {snapshot}", flush=True)
         await a.close()
 

@@ -525,6 +525,7 @@ class PartitionOwner:
         blob = encode(taken)
         saved = self._snapshots.save(self._topic, self.partition, taken.offset, blob, taken.taken_ms)
         return {"offset": taken.offset, "games": len(taken.games), "retired": len(taken.retired),
+                "forgotten": taken.forgotten.count if taken.forgotten is not None else 0,
                 "bytes": len(blob), "seconds": round(time.perf_counter() - started, 3), "saved": saved}
 
     def _snapshot_done(self, future: asyncio.Future) -> None:

@@ -168,6 +168,9 @@ class FakeRouter:
         self.tables: dict[str, LocalTable] = {}
         self.calls: list[tuple[str, Any]] = []
         self.fail: Rejection | None = None
+        # The next this many creates are refused already_exists, as a rules replica refuses an
+        # id its filter of forgotten games takes for one of theirs.
+        self.refuse_creates = 0
 
     async def call(self, game_type, game_id, method, request):
         from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat
@@ -176,6 +179,10 @@ class FakeRouter:
         if self.fail is not None:
             raise self.fail
         if method == "CreateGame":
+            if self.refuse_creates:
+                self.refuse_creates -= 1
+                raise Rejection("already_exists", f"game id {game_id} was used by a game that ended long ago",
+                                "already_exists")
             table = LocalTable(registry.get(game_type), game_id, request.seats, dict(request.options), "ab" * 32)
             self.tables[game_id] = table
             project(self.r, self.keys, table)

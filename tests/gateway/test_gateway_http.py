@@ -55,6 +55,23 @@ def test_create_validates_before_any_rules_call(client, fake_stack):
     assert router.calls == []
 
 
+def test_a_table_id_refused_as_used_long_ago_is_replaced_unless_the_caller_named_it(client, fake_stack):
+    router = fake_stack[3]
+    router.refuse_creates = 1
+    gid = create(client)
+    tried = [request.game_id for method, request in router.calls if method == "CreateGame"]
+    assert len(tried) == 2 and tried[1] == gid != tried[0]
+    assert client.get(f"/v1/tables/{gid}").json()["status"] == "open"
+    # An id derived from the caller's command_id is the caller's: refused, not replaced.
+    router.refuse_creates = 1
+    refused = client.post("/v1/tables", json={"game_type": "pebbles", "command_id": "mine-1"})
+    assert error(refused, 409)["code"] == "already_exists"
+    # And a gateway that is refused every time gives up after its tries.
+    router.refuse_creates = 10
+    assert error(client.post("/v1/tables", json={"game_type": "pebbles"}), 409)["code"] == "already_exists"
+    assert router.refuse_creates == 10 - 3
+
+
 def test_create_list_get(client):
     gid = create(client, options={"speed": 2})
     tables = client.get("/v1/tables", params={"game_type": "pebbles"}).json()["tables"]

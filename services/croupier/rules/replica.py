@@ -373,12 +373,11 @@ class Replica:
                     continue  # the snapshot's last event: its games hold it
                 counter["events"] += 1
                 yield env
-            else:
-                if expect is None:
-                    owner.log_offset = reached[-1]  # read to the end, and every event folded
-                    if restored is not None and self._metrics:
-                        self._metrics.snapshots.labels("used").inc()
-                    return
+            if expect is None:
+                owner.log_offset = reached[-1]  # read to the end, and every event folded
+                if restored is not None and self._metrics:
+                    self._metrics.snapshots.labels("used").inc()
+                return
             # The log does not hold the snapshot's last event where it says (a topic made
             # again, say): forget its games and read the whole partition.
             log.warning("snapshot_ignored", partition=p, offset=owner.restored_from, reason="not in the log")

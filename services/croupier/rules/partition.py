@@ -546,10 +546,16 @@ class PartitionOwner:
 
     # -- timers: deadlines recorded in state fire as Tick commands ---------------------
 
+    def _idle_due(self, state: TableState) -> int | None:
+        """When a table not over is ended as abandoned (None: never)."""
+        if self._idle_ms is None or state.status == OVER:
+            return None
+        return state.last_time + self._idle_ms
+
     def _schedule(self, game_id: str, state) -> None:
         due = self.host.deadline(state)
-        if self._idle_ms is not None and state.status != OVER:
-            idle = state.last_time + self._idle_ms
+        idle = self._idle_due(state)
+        if idle is not None:
             due = idle if due is None else min(due, idle)
         if due is None:
             self._deadlines.pop(game_id, None)
@@ -590,7 +596,8 @@ class PartitionOwner:
             future.add_done_callback(lambda f: f.exception())  # a refused Tick is fine
             now = int(time.time() * 1000)
             state = slot.state
-            if self._idle_ms is not None and state.status != OVER and now >= state.last_time + self._idle_ms:
+            idle = self._idle_due(state)
+            if idle is not None and now >= idle:
                 # Abandoned: nothing happened at this table for idle_end_after_s.
                 reason = f"abandoned: no move for {self._idle_ms / 1000:g} s"
                 self._queue.put_nowait(Pending(game_id, ForceEnd(reason=reason), f"idle:{state.version}", None, future))

@@ -306,6 +306,7 @@ class GrpcGateway:
                                                                                   from_version=from_version)))
         key = (game_id, token)
         self._sessions[key] = session
+        received = False
         try:
             while (item := await updates.get()) is not grpc.aio.EOF:
                 if isinstance(item, grpc.aio.AioRpcError):
@@ -313,7 +314,14 @@ class GrpcGateway:
                         self.play_streams = False
                         yield None
                         return
+                    if item.code() == grpc.StatusCode.INTERNAL and not received:
+                        # grpc.aio reports INTERNAL in place of the server's status when the
+                        # opening write loses a race with it (grpc/grpc#36066): whatever the
+                        # real status, StreamUpdates gives it again, or this stream's updates.
+                        yield None
+                        return
                     raise self._stream_error(item)
+                received = True
                 yield _as_update(item)
         finally:
             if self._sessions.get(key) is session:

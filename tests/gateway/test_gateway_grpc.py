@@ -243,25 +243,55 @@ def test_a_move_for_another_game_is_refused_and_the_stream_goes_on(fake_stack):
     assert done["version"] > 0
 
 
-def test_a_gateway_without_play_gets_the_separate_calls():
-    class OldGateway(gateway_pb2_grpc.GatewayServiceServicer):
-        async def StreamUpdates(self, request, context):
-            yield gateway_pb2.StreamUpdatesResponse(version=request.from_version + 1, view_json="{}")
-
-    async def main():
-        server = grpc.aio.server()
-        gateway_pb2_grpc.add_GatewayServiceServicer_to_server(OldGateway(), server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        client = GrpcGateway(f"127.0.0.1:{port}", timeout_s=5)
-        try:
-            stream = client.updates("g-1", "token", 4)
-            update = await anext(stream)
+async def _updates_from(handlers: dict, from_version: int) -> tuple[list, bool]:
+    """Two updates from a gateway serving only `handlers`, through the client's updates()
+    (a stream each time), and whether the client still opens Play streams after."""
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("croupier.v1.GatewayService", handlers),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    client = GrpcGateway(f"127.0.0.1:{port}", timeout_s=5)
+    try:
+        got = []
+        for _ in range(2):
+            stream = client.updates("g-1", "token", from_version)
+            got.append(await anext(stream))
             await stream.aclose()
-            return update, client.play_streams
-        finally:
-            await client.close()
-            await server.stop(0)
+        return got, client.play_streams
+    finally:
+        await client.close()
+        await server.stop(0)
 
-    update, play_streams = asyncio.run(main())
-    assert update.version == 5 and play_streams is False
+
+async def _old_stream_updates(request, context):
+    yield gateway_pb2.StreamUpdatesResponse(version=request.from_version + 1, view_json="{}")
+
+
+_STREAM_UPDATES = grpc.unary_stream_rpc_method_handler(
+    _old_stream_updates, request_deserializer=gateway_pb2.StreamUpdatesRequest.FromString,
+    response_serializer=gateway_pb2.StreamUpdatesResponse.SerializeToString)
+
+
+def test_a_gateway_without_play_gets_the_separate_calls():
+    """A gateway built before Play does not know the method: the client falls back to
+    StreamUpdates, and remembers, so its later streams go there at once."""
+    updates, play_streams = asyncio.run(_updates_from({"StreamUpdates": _STREAM_UPDATES}, 4))
+    assert [u.version for u in updates] == [5, 5] and play_streams is False
+
+
+def test_a_play_stream_that_fails_before_any_update_gets_them_from_the_separate_call():
+    """A Play stream ended with INTERNAL before its first message (what grpc.aio reports when
+    the opening write races the server's status): that stream's updates come from
+    StreamUpdates, which gives the real status if there is one; Play is still used next time."""
+    opened = []
+
+    async def play(requests, context):
+        opened.append(1)
+        await context.abort(grpc.StatusCode.INTERNAL, "Internal error from Core")
+        yield  # an async generator, as a stream handler is
+
+    handlers = {"StreamUpdates": _STREAM_UPDATES, "Play": grpc.stream_stream_rpc_method_handler(
+        play, request_deserializer=gateway_pb2.PlayRequest.FromString,
+        response_serializer=gateway_pb2.PlayResponse.SerializeToString)}
+    updates, play_streams = asyncio.run(_updates_from(handlers, 7))
+    assert [u.version for u in updates] == [8, 8] and play_streams is True and len(opened) == 2

@@ -10,7 +10,7 @@ import random
 
 import grpc
 
-from croupier.v1 import gateway_pb2, gateway_pb2_grpc
+from croupier.v1 import gateway_pb2
 from croupier_gateway.client import GatewayError, GrpcGateway
 from croupier_gateway.core import Gateway
 from croupier_gateway.grpc_api import SERVICE, start_server

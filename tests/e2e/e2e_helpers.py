@@ -58,7 +58,7 @@ def read_game_log(kafka: str, prefix: str, game_type: str, game_id: str) -> list
 
     settings = KafkaSettings(bootstrap=kafka, topic_prefix=prefix)
     topic = settings.topic(game_type)
-    return [env for env in read_partition(settings, topic, partition_for(game_id, PARTITIONS))
+    return [env for env in read_partition(settings, topic, partition_for(game_id, PARTITIONS), settle_s=30)
             if env.game_id == game_id]
 
 

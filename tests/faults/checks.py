@@ -29,7 +29,7 @@ def read_one(kafka: str, prefix: str, game_id: str, partitions: int) -> list:
 
     settings = KafkaSettings(bootstrap=kafka, topic_prefix=prefix)
     topic = settings.topic(game_id.split("-", 1)[0])
-    return [e for e in read_partition(settings, topic, partition_for(game_id, partitions)) if e.game_id == game_id]
+    return [e for e in read_partition(settings, topic, partition_for(game_id, partitions), settle_s=30) if e.game_id == game_id]
 
 
 def read_everything(kafka: str, prefix: str, games, partitions: int) -> dict[str, list]:

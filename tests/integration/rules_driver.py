@@ -58,7 +58,7 @@ def read_log(kafka: str, topic: str, partitions: int) -> dict[str, list]:
     settings = KafkaSettings(bootstrap=kafka)
     games: dict[str, list] = defaultdict(list)
     for p in range(partitions):
-        for env in read_partition(settings, topic, p):
+        for env in read_partition(settings, topic, p, settle_s=30):
             games[env.game_id].append(env)
     return games
 

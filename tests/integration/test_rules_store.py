@@ -156,8 +156,8 @@ def test_a_read_gives_every_committed_record_once_in_order_and_says_where_it_end
         everything = [env.command_id for env in read_partition(settings, topic, 0, reached=reached)]
         end = _log_end(kafka, topic)
         one_game = [env.game_id for env in read_partition(settings, topic, 0, key=second[0].game_id.encode())]
-        writer.append(third)
-        since = [env.command_id for env in read_partition(settings, topic, 0, start=reached[0])]
+        writer.append(third)  # acknowledged: a read that settles first must see it
+        since = [env.command_id for env in read_partition(settings, topic, 0, start=reached[0], settle_s=30)]
         at_end: list[int] = []
         nothing = list(read_partition(settings, topic, 0, start=_log_end(kafka, topic), reached=at_end))
     finally:
@@ -189,9 +189,12 @@ def test_a_read_during_an_open_transaction_ends_before_it_and_a_later_read_gets_
         during = [e.command_id for e in read_partition(settings, topic, 0, reached=reached)]
         for env in pending[1:]:
             producer.produce(topic, encode_record(env), env.game_id.encode(), 0)
+        settling: list[int] = []  # a read that would settle gives up on an open transaction
+        waited = [e.command_id for e in read_partition(settings, topic, 0, reached=settling, settle_s=0.5)]
         producer.commit_transaction(10)
-        after = [e.command_id for e in read_partition(settings, topic, 0, start=reached[0])]
+        after = [e.command_id for e in read_partition(settings, topic, 0, start=reached[0], settle_s=30)]
     finally:
         writer.close()
     assert during == [e.command_id for e in done]
+    assert waited == during and settling == reached
     assert after == [e.command_id for e in pending]

@@ -224,15 +224,48 @@ def rdkafka_detail(exc: BaseException) -> str:
     return err.str() if err is not None else str(exc)
 
 
+# How long a read of one game or one game type (replay, audit, a sample check) waits for a
+# transaction already in the log to get its commit marker (see read_partition's settle_s).
+SETTLE_S = 5.0
+
+
+def _written_end(settings: KafkaSettings, topic: str, partition: int) -> int:
+    """The partition's end as read_uncommitted sees it: every record and marker written."""
+    probe = ConfluentConsumer(consumer_config(settings, client_id=f"croupier-probe-{partition}",
+                                              **{"isolation.level": "read_uncommitted", "logger": RDKAFKA_LOG}))
+    try:
+        return probe.get_watermark_offsets(ConfluentTopicPartition(topic, partition), timeout=10, cached=False)[1]
+    finally:
+        probe.close()
+
+
+def _stable_end(consumer: ConfluentConsumer, topic: str, partition: int, written: int | None, settle_s: float) -> int:
+    """The last stable offset; with `written`, waited for (up to settle_s) to reach it."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        _low, end = consumer.get_watermark_offsets(ConfluentTopicPartition(topic, partition), timeout=10, cached=False)
+        if written is None or end >= written or time.monotonic() >= deadline:
+            return end
+        time.sleep(0.02)
+
+
 def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start: int = 0,
                    poll_ms: int = 200, stall_s: float = 60.0, key: bytes | None = None,
-                   reached: list[int] | None = None) -> Iterator[Envelope]:
+                   reached: list[int] | None = None, settle_s: float = 0.0) -> Iterator[Envelope]:
     """Every committed envelope of a partition from offset `start` up to its current end, in
     order. read_committed: the end is the last stable offset, so a transaction still open
     when the read begins is left out whole (not waited for), and an aborted one's records
     never appear. With `key`, only that game's (the record key is the game_id, so the others
     are skipped without being decoded). `reached`, if given, gets the offset read up to
     appended once the end is reached: where a later read can start to get only what is new.
+
+    A writer's commit returns once the broker's coordinator has decided it; the commit
+    marker reaches the partition a moment later, and only then do the records count as
+    stable. So a read that must see what was just acknowledged (a replay or audit of a game
+    that has just ended, a check after a run) passes `settle_s`: it first waits, up to that
+    long, for every transaction already in the log when it began to be settled, then reads.
+    A rebuild needs no wait (a new owner's init_transactions completes its partition's
+    pending commit first), and must not wait for the owner's open transactions.
 
     With librdkafka (confluent-kafka): its fetcher parses the record batches in C, where
     kafka-python, this function's first client, parsed them in Python at about a fifth of
@@ -241,7 +274,8 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
                                                  **{"enable.partition.eof": True, "logger": RDKAFKA_LOG}))
     try:
         try:  # asked with the consumer's isolation level: the last stable offset
-            _low, end = consumer.get_watermark_offsets(ConfluentTopicPartition(topic, partition), timeout=10, cached=False)
+            written = _written_end(settings, topic, partition) if settle_s > 0 else None
+            end = _stable_end(consumer, topic, partition, written, settle_s)
         except ConfluentException as exc:
             raise _error(exc, "read") from None
         if end <= start:
@@ -287,29 +321,33 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
         consumer.close()
 
 
-def read_game(settings: KafkaSettings, game_id: str, game_types: list[str]) -> list[Envelope]:
+def read_game(settings: KafkaSettings, game_id: str, game_types: list[str], settle_s: float = SETTLE_S) -> list[Envelope]:
     """One game's envelopes, complete and in order, from the partition its id hashes to
-    (tried in each candidate game type's topic)."""
+    (tried in each candidate game type's topic), every acknowledged move included (settle_s:
+    see read_partition)."""
     for game_type in game_types:
         topic = settings.topic(game_type)
         try:
             partitions = topic_partitions(settings, topic, timeout_s=3.0)
         except TimeoutError:
             continue
-        found = [env for env in read_partition(settings, topic, partition_for(game_id, partitions), key=game_id.encode())
+        found = [env for env in read_partition(settings, topic, partition_for(game_id, partitions), key=game_id.encode(),
+                                               settle_s=settle_s)
                  if env.game_id == game_id]
         if found:
             return found
     return []
 
 
-def read_topic_games(settings: KafkaSettings, game_type: str, since_ms: int = 0) -> dict[str, list[Envelope]]:
-    """Every game of a type created at or after since_ms, each complete and in order."""
+def read_topic_games(settings: KafkaSettings, game_type: str, since_ms: int = 0,
+                     settle_s: float = SETTLE_S) -> dict[str, list[Envelope]]:
+    """Every game of a type created at or after since_ms, each complete and in order (every
+    acknowledged move included; settle_s: see read_partition)."""
     topic = settings.topic(game_type)
     games: dict[str, list[Envelope]] = {}
     skip: set[str] = set()
     for partition in range(topic_partitions(settings, topic)):
-        for env in read_partition(settings, topic, partition):
+        for env in read_partition(settings, topic, partition, settle_s=settle_s):
             if env.game_id in skip:
                 continue
             if env.seq == 1 and env.time < since_ms:

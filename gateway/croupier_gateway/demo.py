@@ -23,6 +23,17 @@ def _print(*parts) -> None:
     print(*parts, flush=True)
 
 
+def _shut_down_undisturbed() -> None:
+    """From here on a further SIGINT or SIGTERM is ignored, so that the shutdown finishes:
+    one `kill` of `make run` delivers SIGTERM twice (to the process group, then again from
+    make, which passes it on to its children), and the second used to arrive after the
+    event loop had put the default handlers back, killing the demo while it was stopping
+    the services, which then ran on with no parent. (launcher.stop kills any service that
+    has not exited within its timeout, so the shutdown is bounded.)"""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+
+
 async def table_loop(client: HttpGateway, game: str, url: str, pace_s: float, stop: asyncio.Event) -> None:
     spec = registry.get(game)
     seats = min(spec.max_seats, max(spec.min_seats, 2))
@@ -67,6 +78,9 @@ async def run_demo(launcher: Launcher, games: list[str], tables_per_game: int, p
     client = HttpGateway(url)
     tasks = [asyncio.create_task(table_loop(client, g, url, pace_s, stop)) for g in games for _ in range(tables_per_game)]
     await stop.wait()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.remove_signal_handler(sig)  # else closing the loop puts the default handlers back
+    _shut_down_undisturbed()
     _print("\nstopping...")
     for task in tasks:
         task.cancel()
@@ -100,6 +114,7 @@ def main(*, tables_per_game: int = 1, pace_s: float = 0.4, stop_stack: bool = Fa
         print(f"croupier demo: {exc}", file=sys.stderr)
         return 1
     finally:
+        _shut_down_undisturbed()
         launcher.stop()
         _print("services stopped")
         if stop_stack:

@@ -93,6 +93,15 @@ def test_free_ports_are_distinct() -> None:
     assert len(set(ports)) == 3
 
 
+def test_a_port_handed_out_is_not_handed_out_again_before_its_service_binds_it() -> None:
+    """A launcher picks a port per service, one call at a time, and each service binds its
+    port only once started: a later pick must not return a port an earlier one gave (two
+    rules replicas once served on one port that way). 1,000 picks from ~12,000 ports would
+    repeat one almost surely if each pick only checked the port was free."""
+    picked = [free_ports(1)[0] for _ in range(1000)]
+    assert len(set(picked)) == len(picked)
+
+
 def test_free_ports_are_outside_the_range_outgoing_connections_take_theirs_from() -> None:
     """A port picked by bind(0) comes from the ephemeral range, where any client's outgoing
     connection may take it before the service given it binds it (a rules replica failed to

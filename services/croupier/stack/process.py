@@ -12,6 +12,7 @@ import random
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -161,6 +162,27 @@ def port_free(host: str, port: int) -> bool:
 # already in use". Below the range only another listener can take it.
 PICK_FROM = 20_000
 
+# The ports this process handed out lately. A port is free when it is picked, but the service
+# it is for binds it only once it has started, a second or two later: a second pick in
+# between could return the same port (a launcher picks a dozen at once). The rules service
+# once started two replicas on one port that way, and with SO_REUSEPORT both bound it and one
+# got the other's commands. Never handing out a port twice within the last HANDED_KEEP picks
+# rules that out within one process; a collision with another process fails at bind.
+HANDED_KEEP = 2_000
+_handed: dict[int, None] = {}  # insertion-ordered: the oldest first
+_handed_lock = threading.Lock()
+
+
+def _hand_out(port: int) -> bool:
+    """Record port as handed out; False if it was, lately."""
+    with _handed_lock:
+        if port in _handed:
+            return False
+        _handed[port] = None
+        while len(_handed) > HANDED_KEEP:
+            del _handed[next(iter(_handed))]
+        return True
+
 
 def _ephemeral_floor() -> int:
     try:
@@ -171,24 +193,27 @@ def _ephemeral_floor() -> int:
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
     """``count`` distinct ports that are free now, for the services we start (and for tests
-    that run their own stack): below the ephemeral range where there is room (PICK_FROM)."""
+    that run their own stack): below the ephemeral range where there is room (PICK_FROM),
+    and none this process handed out lately (HANDED_KEEP)."""
     floor = _ephemeral_floor()
+    ports: list[int] = []
     if floor - PICK_FROM >= 1_000:
         rng = random.SystemRandom()
-        ports: list[int] = []
         for _ in range(200 * count):
             port = rng.randrange(PICK_FROM, floor)
-            if port not in ports and port_free(host, port):
+            if port_free(host, port) and _hand_out(port):
                 ports.append(port)
                 if len(ports) == count:
                     return ports
     sockets = []  # no room below the range (or it is full): let the kernel choose
     try:
-        for _ in range(count):
+        while len(ports) < count:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.bind((host, 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
+            sockets.append(sock)  # held until the end: the kernel gives each a port of its own
+            if _hand_out(port := sock.getsockname()[1]):
+                ports.append(port)
+        return ports
     finally:
         for sock in sockets:
             sock.close()

@@ -11,7 +11,7 @@ import uuid
 
 import grpc
 import pytest
-from harness import start_rules, wait_owned
+from harness import Service, service_env, start_rules, wait_owned
 from rules_driver import check_log, play, play_moves, read_log
 
 from croupier.rules.client import RulesClient
@@ -606,3 +606,28 @@ def test_an_abandoned_table_is_ended_by_its_owner(kafka, redis_url, prefix, serv
         assert len(ended) == 1 and ended[0].command_id.startswith("idle:")
         assert ended[0].payload["result"]["why"] == "abandoned: no move for 2 s"
         assert ended[0].time - log[game_id][-2].time >= 2000
+
+
+def test_a_replica_given_a_port_another_process_holds_refuses_to_start(kafka, redis_url, redis, prefix, services,
+                                                                       tmp_path):
+    """Two replicas on one port would share its connections (SO_REUSEPORT, which grpc sets by
+    default, lets both bind): commands for one game type would reach another's replica. A
+    replica given a port that is taken, even by a listener that allows sharing it, exits
+    with a clear error and publishes nothing."""
+    import socket
+
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)  # as a grpc server's socket
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        svc = Service(["serve", "rules", "--game", GAME, "--port", str(port)],
+                      service_env(kafka, redis_url, prefix), tmp_path / "busy.log")
+        services.append(svc)
+        code = svc.proc.wait(90)
+    finally:
+        holder.close()
+    assert code == 1, svc.tail()
+    assert f"cannot listen on 127.0.0.1:{port}" in svc.tail()
+    assert redis.hgetall(f"{prefix}croupier:owners:{GAME}") == {}

@@ -44,7 +44,7 @@ def _configure_logging() -> None:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     from croupier.engine.contract import Rejection
-    from croupier.rules.service import serve
+    from croupier.rules.service import ListenError, serve
     from croupier.rules.settings import RulesSettings, SettingsError
     from croupier.runtime import run
 
@@ -55,7 +55,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
         print(f"croupier serve rules: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
     _configure_logging()
-    run(serve(settings))
+    try:
+        run(serve(settings))
+    except ListenError as exc:
+        print(f"croupier serve rules: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -35,6 +35,11 @@ from croupier.v1 import rules_pb2, rules_pb2_grpc
 log = structlog.get_logger("croupier.rules")
 
 COMMAND_TIMEOUT_S = 10.0
+
+
+class ListenError(RuntimeError):
+    """The service could not listen where it was told to."""
+
 OWNERS_REFRESH_S = 2.0
 MAX_ID = 128
 MAX_ACTION_JSON = 16 * 1024
@@ -290,8 +295,16 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.host)
 
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024 * 1024), *GRPC_SERVER_QUEUE_OPTIONS])
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    # so_reuseport off: a port another process listens on fails the bind, where with it both
+    # would bind and the kernel would share the connections between two different replicas.
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024 * 1024), ("grpc.so_reuseport", 0),
+                                      *GRPC_SERVER_QUEUE_OPTIONS])
+    address = f"{settings.host}:{settings.port}"
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc's "Failed to bind to address"
+        raise ListenError(f"cannot listen on {address}: another process holds the port "
+                          "(or the address is not one of this machine's)") from None
     advertise = settings.advertise or f"{settings.host}:{port}"
     rds = redis.Redis.from_url(settings.redis_url, socket_timeout=2)
     okey = owners_key(settings.key_prefix, settings.game)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,11 +12,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from croupier.stack.process import free_ports
 
 
 def _processes_with(marker: str) -> list[int]:
@@ -47,6 +42,7 @@ def test_the_demo_plays_tables_and_a_stop_signalled_twice_stops_every_service(ka
     still stop every one of them and say so, never die and leave them running."""
     prefix = f"demo{uuid.uuid4().hex[:8]}."
     redis = urlparse(redis_url)
+    http_port, grpc_port = free_ports(2)
     env = {
         **os.environ,
         "CROUPIER_STACK_HOST": "127.0.0.1",
@@ -55,8 +51,8 @@ def test_the_demo_plays_tables_and_a_stop_signalled_twice_stops_every_service(ka
         "CROUPIER_STATE_DIR": str(tmp_path / "state"),
         "CROUPIER_TOPIC_PREFIX": prefix,
         "CROUPIER_KEY_PREFIX": prefix,
-        "CROUPIER_GATEWAY_PORT": str(_free_port()),
-        "CROUPIER_GATEWAY_GRPC_PORT": str(_free_port()),
+        "CROUPIER_GATEWAY_PORT": str(http_port),
+        "CROUPIER_GATEWAY_GRPC_PORT": str(grpc_port),
         "PYTHONUNBUFFERED": "1",
     }
     out = tmp_path / "demo.out"

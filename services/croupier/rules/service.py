@@ -35,14 +35,13 @@ from croupier.v1 import rules_pb2, rules_pb2_grpc
 log = structlog.get_logger("croupier.rules")
 
 COMMAND_TIMEOUT_S = 10.0
+OWNERS_REFRESH_S = 2.0
+MAX_ID = 128
+MAX_ACTION_JSON = 16 * 1024
 
 
 class ListenError(RuntimeError):
     """The service could not listen where it was told to."""
-
-OWNERS_REFRESH_S = 2.0
-MAX_ID = 128
-MAX_ACTION_JSON = 16 * 1024
 
 
 def owners_key(prefix: str, game: str) -> str:

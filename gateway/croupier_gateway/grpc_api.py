@@ -24,7 +24,7 @@ from redis.exceptions import RedisError
 
 from croupier.engine.codec import canonical_json, loads
 from croupier.rules.errors import KIND_TO_PROTO, REJECTION_METADATA
-from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
+from croupier.runtime import GRPC_SERVER_OPTIONS
 from croupier.tagged import answer_each
 from croupier.v1 import events_pb2, gateway_pb2
 from croupier_gateway.core import Gateway
@@ -312,8 +312,7 @@ def generic_handler(gw: Gateway) -> grpc.GenericRpcHandler:
 async def start_server(gw: Gateway, host: str, port: int) -> tuple[grpc.aio.Server, int]:
     """Start the gateway's gRPC server (with health and reflection); returns it and its port."""
     limit = max(gw.s.max_body_bytes * 2, 64 * 1024)
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", limit),
-                                      ("grpc.so_reuseport", 0), *GRPC_SERVER_QUEUE_OPTIONS])
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", limit), *GRPC_SERVER_OPTIONS])
     server.add_generic_rpc_handlers((generic_handler(gw),))
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

@@ -43,6 +43,12 @@ GRPC_SERVER_QUEUE_OPTIONS = [
     ("grpc.server.max_pending_requests_hard_limit", 40_000),
 ]
 
+# The options of every Croupier gRPC server (the rules service, the gateway): the queue above,
+# and so_reuseport off, so that a port another process listens on fails the bind. With it
+# (grpc's default) both would bind, and the kernel would share the port's connections between
+# two processes: a rules replica once received another game type's commands that way.
+GRPC_SERVER_OPTIONS = [("grpc.so_reuseport", 0), *GRPC_SERVER_QUEUE_OPTIONS]
+
 
 def run(main: Coroutine[Any, Any, T], environ: Mapping[str, str] | None = None) -> T:
     """Run a process's main coroutine to its end on the event loop CROUPIER_EVENT_LOOP names

@@ -28,7 +28,7 @@ from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
 from croupier.rules.snapshot import SnapshotStore
 from croupier.rules.store import ensure_topic, partition_for, read_game
-from croupier.runtime import GRPC_SERVER_QUEUE_OPTIONS
+from croupier.runtime import GRPC_SERVER_OPTIONS
 from croupier.tagged import answer_each
 from croupier.v1 import rules_pb2, rules_pb2_grpc
 
@@ -294,10 +294,7 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.host)
 
-    # so_reuseport off: a port another process listens on fails the bind, where with it both
-    # would bind and the kernel would share the connections between two different replicas.
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024 * 1024), ("grpc.so_reuseport", 0),
-                                      *GRPC_SERVER_QUEUE_OPTIONS])
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024 * 1024), *GRPC_SERVER_OPTIONS])
     address = f"{settings.host}:{settings.port}"
     try:
         port = server.add_insecure_port(address)

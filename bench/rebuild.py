@@ -9,7 +9,8 @@ writer that fences the previous one, the read, the fold):
 
 1. replica A rebuilds the partition from the log (the baseline: what every failover cost
    before snapshots), takes one command, and saves a snapshot of its games to Redis (timed:
-   encoding and storing, and its size);
+   encoding and storing, and its size), while a 1 ms timer on its loop measures how late
+   the loop runs meanwhile (against the same snapshot encoded whole on a worker thread);
 2. `--tail` more events are written (by default CROUPIER_RULES_SNAPSHOT_EVERY's 20,000: the
    most a replica reads past its last snapshot);
 3. replica B takes the partition from the snapshot and the tail;
@@ -27,6 +28,7 @@ import dataclasses
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -54,6 +56,29 @@ async def take(settings, host, topic: str, snapshots) -> tuple[object, dict]:
     return replica, info
 
 
+async def lag_during(awaitable) -> tuple[object, dict]:
+    """Await it while a probe sleeps 1 ms at a time on the same loop; how late each wake was."""
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def probe() -> None:
+        clock = time.perf_counter
+        while not done.is_set():
+            started = clock()
+            await asyncio.sleep(0.001)
+            lags.append((clock() - started - 0.001) * 1000)
+
+    prober = asyncio.ensure_future(probe())
+    try:
+        result = await awaitable
+    finally:
+        done.set()
+        await prober
+    lags.sort()
+    pick = lambda q: round(lags[min(len(lags) - 1, int(q * len(lags)))], 2) if lags else None  # noqa: E731
+    return result, {"wakes": len(lags), "p50": pick(0.5), "p99": pick(0.99), "max": round(lags[-1], 2) if lags else None}
+
+
 async def run(args) -> dict:
     import redis
 
@@ -61,7 +86,7 @@ async def run(args) -> dict:
     from croupier.engine.table import TableHost
     from croupier.rules.partition import Pending
     from croupier.rules.settings import RulesSettings
-    from croupier.rules.snapshot import SnapshotStore
+    from croupier.rules.snapshot import SnapshotStore, encode
     from croupier.rules.store import ensure_topic
 
     prefix = f"bench{uuid.uuid4().hex[:8]}."
@@ -88,9 +113,16 @@ async def run(args) -> dict:
                        create={"seats": 2, "options": {}, "seed": "ab" * 32})
         owner.submit(item)
         await item.future
-        info = await owner.snapshot(loop)
+        info, lag = await lag_during(owner.snapshot(loop))
         snapshot = dict(info, games=len(owner.games), retired=len(owner.retired), forgotten=owner.forgotten.count)
         print(f"snapshot: {snapshot}", flush=True)
+        # What the save costs the commands that arrive meanwhile: how late a 1 ms timer on the
+        # owner's loop fires while the snapshot is saved, against the same snapshot encoded
+        # whole on a worker thread (the baseline: how the owner saved before session 16).
+        with ThreadPoolExecutor(1) as worker:
+            _, thread_lag = await lag_during(loop.run_in_executor(worker, encode, owner.capture()))
+        snapshot_loop_lag = {"saved_by_the_owner": lag, "encoded_on_a_thread": thread_lag}
+        print(f"loop lag while a snapshot is saved: {snapshot_loop_lag}", flush=True)
         await a.close()
 
         tail = fill_topic(kafka.bootstrap, topic, 1, args.tail, sources[::-1], concurrent=args.live) if args.tail else 0
@@ -118,6 +150,7 @@ async def run(args) -> dict:
         "live_games": games,
         "from_log": from_log,
         "snapshot": snapshot,
+        "snapshot_loop_lag_ms": snapshot_loop_lag,
         "tail_events": tail,
         "from_snapshot": from_snapshot,
         "whole_log_again": whole,

@@ -19,7 +19,7 @@ from test_retired_games import _ended_game
 
 from croupier.engine.table import ForceEnd
 from croupier.rules.partition import PartitionOwner
-from croupier.rules.snapshot import FORMAT, RETIRED_CHUNK, Snapshot, decode, encode, fingerprint
+from croupier.rules.snapshot import FORMAT, MAGIC, RETIRED_CHUNK, Snapshot, compress, decode, encode, encode_between, fingerprint
 
 
 class LogWriter:
@@ -177,8 +177,49 @@ def test_the_fingerprint_names_the_game_its_rules_version_and_the_format_and_eve
     assert back.offset == 7 and back.retired == retired and list(back.retired) == list(retired)
     import pickle
     import zlib
-    head, games, chunks = pickle.loads(zlib.decompress(blob))
-    assert len(chunks) == 3
-    other = zlib.compress(pickle.dumps(((FORMAT + 1, *head[1:]), games, chunks)))
+    raw = zlib.decompress(blob)
+    assert raw.startswith(MAGIC)
+    head = pickle.loads(raw[len(MAGIC) + 4:len(MAGIC) + 4 + int.from_bytes(raw[len(MAGIC):len(MAGIC) + 4], "big")])
+    assert head[0] == FORMAT and head[-2:] == (0, 3)  # no live game, the retired ones in 3 chunks
+    # Another format, or bytes of no format (format 1 was a single pickle), are refused: the
+    # replica then reads the log instead.
+    newer = pickle.dumps((FORMAT + 1, *head[1:]))
     with pytest.raises(ValueError, match="format"):
-        decode(other)
+        decode(zlib.compress(MAGIC + len(newer).to_bytes(4, "big") + newer))
+    with pytest.raises(ValueError, match="format"):
+        decode(zlib.compress(pickle.dumps(((1, *head[1:9]), [], []))))
+    with pytest.raises(ValueError, match="cut short"):
+        decode(zlib.compress(raw[:-10]))
+
+
+def test_a_snapshot_pickled_between_commands_lets_the_loop_serve_and_decodes_the_same():
+    """The owner pickles on its event loop, a slice at a time: other tasks run in between
+    (each waits at most one slice), and the bytes are the same as encoding in one go."""
+    retired = {f"r{i}": (i, (("c", 1, i, ("Moved",)),), i * 10) for i in range(3 * RETIRED_CHUNK)}
+    games = [(f"g{i}", {"cards": list(range(200)), "n": i}, (("c", (1, 1, ("Moved",))),)) for i in range(2000)]
+    snapshot = Snapshot("events", 0, FP, 7, ("g", 1, "h"), games=games, retired=retired, taken_ms=5)
+
+    async def main() -> tuple[list[bytes], int]:
+        served = 0
+        stop = asyncio.Event()
+
+        async def other_work() -> None:
+            nonlocal served
+            while not stop.is_set():
+                served += 1
+                await asyncio.sleep(0)
+
+        other = asyncio.create_task(other_work())
+        await asyncio.sleep(0)
+        before = served
+        pieces = await encode_between(snapshot, slice_s=0.0005)
+        during = served - before
+        stop.set()
+        await other
+        return pieces, during
+
+    pieces, served_during = asyncio.run(main())
+    assert served_during >= 5  # the loop ran the other task between slices, not only after
+    assert compress(pieces) == encode(snapshot)
+    back = decode(compress(pieces))
+    assert back.games == games and back.retired == retired and back.offset == 7

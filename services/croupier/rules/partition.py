@@ -26,7 +26,7 @@ from croupier.engine.envelope import Envelope
 from croupier.engine.table import OVER, ForceEnd, TableHost, TableState
 from croupier.rules.forgotten import IdFilter
 from croupier.rules.pace import CommitPace
-from croupier.rules.snapshot import Snapshot, SnapshotStore, encode
+from croupier.rules.snapshot import Snapshot, SnapshotStore, compress, encode_between
 from croupier.rules.store import WriterFenced
 
 log = structlog.get_logger("croupier.rules")
@@ -192,7 +192,8 @@ class PartitionOwner:
         # Snapshots (snapshot.py): after snapshot_every events appended or read since the
         # last one, the games are saved as of the last committed append, whose offset and
         # event `_appended` holds, so that the partition's next owner reads only the log
-        # after it. Encoded and stored on snapshot_executor, one at a time.
+        # after it. Pickled on the loop between commands, compressed and stored on
+        # snapshot_executor, one at a time.
         self._snapshots = snapshots if snapshot_every > 0 else None
         self._snapshot_every = snapshot_every
         self._snapshot_executor = snapshot_executor
@@ -201,6 +202,7 @@ class PartitionOwner:
         self._appended: tuple[int, Envelope] | None = None
         self._since_snapshot = 0
         self._snapshotting = False
+        self._snapshot_task: asyncio.Task | None = None
         self.restored_from: int | None = None  # the offset of the snapshot the rebuild started from
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -500,36 +502,48 @@ class PartitionOwner:
 
     # -- snapshots ----------------------------------------------------------------------
 
-    def snapshot(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future | None:
+    def snapshot(self, loop: asyncio.AbstractEventLoop) -> asyncio.Task | None:
         """Save the games as of the last committed append, unless a save is running or no
         append has said where it ended. Taken here, between batches, when the games hold
-        exactly the log up to that append; encoded and stored on the snapshot thread."""
+        exactly the log up to that append; pickled on the loop a slice at a time between
+        the commands (snapshot.encode_between), compressed and stored on the snapshot thread."""
         if self._snapshots is None or self._snapshotting or self._appended is None or self.status != READY:
             return None
+        taken = self.capture()
+        self._since_snapshot = 0
+        self._snapshotting = True
+        # The task is held here until it is done (the loop keeps only a weak reference).
+        self._snapshot_task = loop.create_task(self._save_snapshot(loop, taken))
+        self._snapshot_task.add_done_callback(self._snapshot_done)
+        return self._snapshot_task
+
+    def capture(self) -> Snapshot:
+        """The games as they are now, as of the last committed append (`_appended`): a
+        snapshot's contents, copied where later commands change them in place."""
         offset, env = self._appended
-        taken = Snapshot(
+        return Snapshot(
             self._topic, self.partition, self._fingerprint, offset, (env.game_id, env.seq, env.hash),
             # `seen` is changed in place by later commands: copied now. States never are.
             games=[(game_id, slot.state, tuple(slot.seen.items())) for game_id, slot in self.games.items()],
             retired=dict(self.retired), ended=dict(self._ended), taken_ms=int(time.time() * 1000),
             # The filter only grows, in place: a copy of its blocks' bytes.
             forgotten=copy.deepcopy(self.forgotten))
-        self._since_snapshot = 0
-        self._snapshotting = True
-        future = loop.run_in_executor(self._snapshot_executor, self._save_snapshot, taken)
-        future.add_done_callback(self._snapshot_done)
-        return future
 
-    def _save_snapshot(self, taken: Snapshot) -> dict[str, Any]:
+    async def _save_snapshot(self, loop: asyncio.AbstractEventLoop, taken: Snapshot) -> dict[str, Any]:
         started = time.perf_counter()
-        blob = encode(taken)
-        saved = self._snapshots.save(self._topic, self.partition, taken.offset, blob, taken.taken_ms)
+        pieces = await encode_between(taken)
+        blob, saved = await loop.run_in_executor(self._snapshot_executor, self._compress_and_store, taken, pieces)
         return {"offset": taken.offset, "games": len(taken.games), "retired": len(taken.retired),
                 "forgotten": taken.forgotten.count if taken.forgotten is not None else 0,
                 "bytes": len(blob), "seconds": round(time.perf_counter() - started, 3), "saved": saved}
 
+    def _compress_and_store(self, taken: Snapshot, pieces: list[bytes]) -> tuple[bytes, bool]:
+        blob = compress(pieces)
+        return blob, self._snapshots.save(self._topic, self.partition, taken.offset, blob, taken.taken_ms)
+
     def _snapshot_done(self, future: asyncio.Future) -> None:
         self._snapshotting = False
+        self._snapshot_task = None
         if future.cancelled():
             return
         exc = future.exception()

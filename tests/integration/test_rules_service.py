@@ -440,7 +440,9 @@ def test_a_replica_starts_from_snapshots_that_match_the_log_and_ignores_one_that
         await client.close()
 
     asyncio.run(first())
-    a.stop()  # snapshots are saved on their own thread as the replica plays: all are in by now
+    a.stop()  # a stopping replica finishes the snapshot it is saving: all are in by now
+    written = a.log_path.read_text(errors="replace")
+    assert "snapshot_saved" in written and "snapshot_failed" not in written, a.tail()
     store = SnapshotStore(redis, prefix)
     saved = {p: store.load(topic(prefix), p) for p in range(PARTITIONS)}
     saved = {p: decode(blob) for p, got in saved.items() if got is not None for _, blob in [got]}

@@ -517,6 +517,11 @@ class PartitionOwner:
         self._snapshot_task.add_done_callback(self._snapshot_done)
         return self._snapshot_task
 
+    @property
+    def snapshot_task(self) -> asyncio.Task | None:
+        """The save of a snapshot under way, if any."""
+        return self._snapshot_task
+
     def capture(self) -> Snapshot:
         """The games as they are now, as of the last committed append (`_appended`): a
         snapshot's contents, copied where later commands change them in place."""

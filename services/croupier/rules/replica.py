@@ -35,6 +35,8 @@ log = structlog.get_logger("croupier.rules")
 MEMBERSHIP_CHECK_S = 2.0
 # How long a revoked partition's games are kept in case the group gives it back.
 SUSPENDED_KEEP_S = 120.0
+# How long a closing replica lets a snapshot under way finish (compress, store).
+SNAPSHOT_FINISH_S = 10.0
 
 
 def _close_quietly(consumer) -> None:
@@ -298,10 +300,15 @@ class Replica:
         if self.membership:
             self.membership.stop()
             await asyncio.get_running_loop().run_in_executor(None, self.membership.join, 20)
+        # A snapshot being saved is finished first (its last step runs on the snapshot
+        # thread): the partitions' next owners start from it.
+        saving = [task for owner in self.owners.values() if (task := owner.snapshot_task) is not None]
         await self.revoke(list(self.owners))
         self.pace.stop()
         if self._append_executor is not None:
             self._append_executor.shutdown(wait=False)
+        if saving:
+            await asyncio.wait(saving, timeout=SNAPSHOT_FINISH_S)
         self._snapshot_executor.shutdown(wait=False)
 
     def has_lost(self) -> bool:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import delete_topics, write  # noqa: E402
+from common import delete_topics, pct, write  # noqa: E402
 from projector import fill_topic, make_games  # noqa: E402
 
 GAME = "expeditions"
@@ -74,9 +74,10 @@ async def lag_during(awaitable) -> tuple[object, dict]:
     finally:
         done.set()
         await prober
-    lags.sort()
-    pick = lambda q: round(lags[min(len(lags) - 1, int(q * len(lags)))], 2) if lags else None  # noqa: E731
-    return result, {"wakes": len(lags), "p50": pick(0.5), "p99": pick(0.99), "max": round(lags[-1], 2) if lags else None}
+    if not lags:
+        return result, {"wakes": 0, "p50": None, "p99": None, "max": None}
+    return result, {"wakes": len(lags), "p50": round(pct(lags, 0.5), 2), "p99": round(pct(lags, 0.99), 2),
+                    "max": round(max(lags), 2)}
 
 
 async def run(args) -> dict:

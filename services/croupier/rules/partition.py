@@ -201,8 +201,7 @@ class PartitionOwner:
         self._fingerprint = fingerprint
         self._appended: tuple[int, Envelope] | None = None
         self._since_snapshot = 0
-        self._snapshotting = False
-        self._snapshot_task: asyncio.Task | None = None
+        self._snapshot_task: asyncio.Task | None = None  # the save under way, if any
         self.restored_from: int | None = None  # the offset of the snapshot the rebuild started from
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -507,11 +506,10 @@ class PartitionOwner:
         append has said where it ended. Taken here, between batches, when the games hold
         exactly the log up to that append; pickled on the loop a slice at a time between
         the commands (snapshot.encode_between), compressed and stored on the snapshot thread."""
-        if self._snapshots is None or self._snapshotting or self._appended is None or self.status != READY:
+        if self._snapshots is None or self._snapshot_task is not None or self._appended is None or self.status != READY:
             return None
         taken = self.capture()
         self._since_snapshot = 0
-        self._snapshotting = True
         # The task is held here until it is done (the loop keeps only a weak reference).
         self._snapshot_task = loop.create_task(self._save_snapshot(loop, taken))
         self._snapshot_task.add_done_callback(self._snapshot_done)
@@ -547,7 +545,6 @@ class PartitionOwner:
         return blob, self._snapshots.save(self._topic, self.partition, taken.offset, blob, taken.taken_ms)
 
     def _snapshot_done(self, future: asyncio.Future) -> None:
-        self._snapshotting = False
         self._snapshot_task = None
         if future.cancelled():
             return

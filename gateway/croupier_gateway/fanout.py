@@ -1,17 +1,24 @@
-"""One view read per game per update, for every stream of that game on this gateway.
+"""One view read per game per update, for every stream of that game on this gateway, and
+none at all when the update's message carries the views.
 
 A `Room` is one game's streams here. It is the one watcher of the game's change feed among
-them: on a message it reads, in one transaction, the game's version and status and the view
-(and legal actions) of every viewer that has a stream, then hands each stream the view of its
-own seat (a spectator's view to spectators), never another's. A stream waits on its own
-`Viewer`, which keeps only the newest snapshot it has not sent (a slow stream skips to the
-latest, as before).
+them. The projector's message after an update carries the game's version, status and every
+viewer's view and legal actions (croupier.projector.feed): the room hands each stream the
+view of its own seat (a spectator's view to spectators), never another's, straight from it.
+On any other message (a reconnect of the feed, a projector of an earlier version that sends
+the version alone) it reads the same, in one transaction, from Redis. A stream waits on its
+own `Viewer`, which keeps only the newest snapshot it has not sent (a slow stream skips to
+the latest, as before).
 
-A read is skipped when the message names a version that every viewer has already been
-read at (the projector publishes after it writes, so the read models hold at least that
-version), or says only that the seat holders changed. The room also re-reads every
+Nothing is handed out or read when the message names a version that every viewer has
+already seen (the projector publishes after it writes, so the read models hold at least
+that version), or says only that the seat holders changed. The room also re-reads every
 `poll_s` without a message, should pub/sub drop one. A Redis error ends the room; its
 streams get the error (a 503, as before) and a new stream makes a new room.
+
+The read also refreshes the seat holders' cache (holders.py) for the room's seats; a room fed
+by messages leaves it to the commands' own check, which reads a holder once its entry is
+older than the cache's TTL.
 """
 
 from __future__ import annotations
@@ -20,9 +27,12 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+from croupier.projector import feed
 from croupier_gateway.feed import FeedHub, Watch
 from croupier_gateway.holders import HolderCache
 from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text
+
+SPECTATOR_FIELD = SPECTATOR.encode()
 
 
 class Viewer(Watch):
@@ -87,8 +97,12 @@ class Room(Watch):
             poll_s = self.fanout.poll_s
             while self.viewers:
                 notified = await self.wait(poll_s)
-                if notified and not self._must_read():
-                    continue
+                if notified:
+                    need = self._must_read()
+                    if need is None:
+                        continue
+                    if isinstance(need, bytes) and self.offer(need):
+                        continue
                 await self.read()
         except asyncio.CancelledError:
             raise
@@ -99,14 +113,41 @@ class Room(Watch):
         finally:
             await asyncio.shield(hub.remove(self.channel, self))
 
-    def _must_read(self) -> bool:
-        version, other = self.version, self.other
-        self.version, self.other = 0, False
+    def _must_read(self) -> bytes | None | bool:
+        """What the messages since the last wait call for: None, nothing; the views message
+        of the newest version they named, to hand out; True, a read."""
+        version, other, views = self.version, self.other, self.views
+        self.version, self.other, self.views = 0, False, None
         if other:
             return True
         if not version:
-            return False  # only a change of seat holders: the views are the same
-        return any(v.seen < version for v in self.viewers)
+            return None  # only a change of seat holders: the views are the same
+        if all(v.seen >= version for v in self.viewers):
+            return None
+        return views if views is not None else True
+
+    def offer(self, message: bytes) -> bool:
+        """Hand every viewer its own view from a views message (croupier.projector.feed);
+        False, and nothing handed out, if the message lacks one of them (then: a read)."""
+        views = feed.decode(message)
+        if views is None:
+            return False
+        fields = views.fields
+        snaps: dict[int | None, Snapshot] = {}
+        for v in self.viewers:
+            if v.seat in snaps:
+                continue
+            if v.seat is None:
+                view, actions = fields.get(SPECTATOR_FIELD), b"[]"
+            else:
+                key = str(v.seat).encode()
+                view, actions = fields.get(key), fields.get(b"actions:" + key)
+            if view is None or actions is None:
+                return False
+            snaps[v.seat] = Snapshot(views.version, views.status, view.decode(), actions.decode())
+        for v in list(self.viewers):
+            v.offer(snaps[v.seat])
+        return True
 
     async def read(self) -> None:
         viewers = list(self.viewers)

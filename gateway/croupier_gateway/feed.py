@@ -1,6 +1,7 @@
-"""The change feed: the projector publishes a game's new version on `feed:{game_id}` after
-each update, and a gateway publishes `seats` there (in the same transaction as the write)
-whenever it changes the game's seat holders. One pub/sub connection per gateway process
+"""The change feed: the projector publishes a game's new version, with its views
+(croupier.projector.feed), on `feed:{game_id}` after each update, and a gateway publishes
+`seats` there (in the same transaction as the write) whenever it changes the game's seat
+holders. One pub/sub connection per gateway process
 carries every game that someone watches here; each watcher is woken (not queued to: a slow
 watcher just re-reads the latest), and a watch is only returned once Redis has confirmed the
 subscription, so a read made after it cannot miss an update published after that read.
@@ -25,6 +26,7 @@ from typing import Any
 import structlog
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from croupier.projector import feed
 from croupier.projector.keys import Keys
 
 log = structlog.get_logger("croupier.gateway")
@@ -42,22 +44,28 @@ class Watch:
     """Woken on every published update of one game.
 
     Between two waits it remembers what the messages said: the highest version named
-    (`version`), whether one said something else (`other`: a reconnect, an unknown payload),
-    and whether any came at all."""
+    (`version`), the raw views message of that version if it came with one (`views`, see
+    croupier.projector.feed), whether one said something else (`other`: a reconnect, an
+    unknown payload), and whether any came at all."""
 
-    __slots__ = ("_notified", "_waiter", "version", "other")
+    __slots__ = ("_notified", "_waiter", "version", "views", "other")
 
     def __init__(self) -> None:
         self._notified = False
         self._waiter: asyncio.Future | None = None
         self.version = 0
+        self.views: bytes | None = None
         self.other = False
 
-    def notify(self, version: int | None = None, seats: bool = False) -> None:
-        """A message: `version` if it named one; seats=True for a holder change; neither: anything."""
+    def notify(self, version: int | None = None, seats: bool = False, views: bytes | None = None) -> None:
+        """A message: `version` if it named one (with `views`, the projector's message that
+        carries them); seats=True for a holder change; none of these: anything."""
         if version is not None:
             if version > self.version:
                 self.version = version
+                self.views = views
+            elif version == self.version and views is not None:
+                self.views = views
         elif not seats:
             self.other = True
         self._notified = True
@@ -192,18 +200,20 @@ class FeedHub:
                 if not watchers:
                     continue
                 data = message.get("data")
-                version = seats = None
+                version = seats = views = None
                 if data == SEATS:
                     seats = True
                     if channel in self._stamps:
                         self._stamps[channel] = next(_stamps)
+                elif isinstance(data, bytes) and (version := feed.version_of(data)) is not None:
+                    views = data
                 else:
                     try:
-                        version = int(data)
+                        version = int(data)  # a projector of an earlier version: the number alone
                     except (TypeError, ValueError):
                         pass
                 for watch in list(watchers):
-                    watch.notify(version, bool(seats))
+                    watch.notify(version, bool(seats), views)
             elif kind == "subscribe":
                 if channel in self._watches:
                     self._stamps[channel] = next(_stamps)

@@ -18,6 +18,7 @@ from croupier.engine.codec import canonical_json
 from croupier.engine.contract import Command, Event, GameSpec, OptionSpec, Rejection, Start
 from croupier.engine.local import LocalTable
 from croupier.engine.table import TableState
+from croupier.projector import feed
 from croupier.projector.keys import Keys
 from croupier.v1 import rules_pb2
 
@@ -125,8 +126,9 @@ def pebbles(monkeypatch):
 # -- a projector in miniature -----------------------------------------------------------
 
 
-def project(r, keys: Keys, table: LocalTable) -> None:
-    """Write a table's read models the way the projector does (meta, views, listings, feed)."""
+def project(r, keys: Keys, table: LocalTable, *, feed_views: bool = True) -> None:
+    """Write a table's read models the way the projector does (meta, views, listings, feed).
+    feed_views=False publishes the version alone, as a projector of an earlier version did."""
     state: TableState = table.state
     host = table.host
     gid = table.game_id
@@ -155,7 +157,7 @@ def project(r, keys: Keys, table: LocalTable) -> None:
     else:
         r.zrem(keys.lobby(state.game_type), gid)
     r.zadd(keys.all_games(), {f"{state.game_type}:{gid}": state.created})
-    r.publish(keys.feed(gid), state.version)
+    r.publish(keys.feed(gid), feed.encode(state.version, state.status, views) if feed_views else state.version)
 
 
 class FakeRouter:
@@ -171,6 +173,7 @@ class FakeRouter:
         # The next this many creates are refused already_exists, as a rules replica refuses an
         # id its filter of forgotten games takes for one of theirs.
         self.refuse_creates = 0
+        self.feed_views = True  # False: publish as a projector of an earlier version (the version alone)
 
     async def call(self, game_type, game_id, method, request):
         from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat
@@ -185,7 +188,7 @@ class FakeRouter:
                                 "already_exists")
             table = LocalTable(registry.get(game_type), game_id, request.seats, dict(request.options), "ab" * 32)
             self.tables[game_id] = table
-            project(self.r, self.keys, table)
+            project(self.r, self.keys, table, feed_views=self.feed_views)
             v = table.state.version
             return rules_pb2.CreateGameResponse(result=rules_pb2.CommandResult(game_id=game_id, version=v),
                                                 seed_hash=table.state.seed_hash)
@@ -204,7 +207,7 @@ class FakeRouter:
             cmd = table.host.decode_action(json.loads(request.action_json), request.seat)
         expected = request.expected_version if method == "HandleCommand" and request.HasField("expected_version") else None
         envs = table.handle(cmd, command_id=request.command_id, expected_version=expected)
-        project(self.r, self.keys, table)
+        project(self.r, self.keys, table, feed_views=self.feed_views)
         result = rules_pb2.CommandResult(game_id=game_id, first_seq=envs[0].seq, last_seq=envs[-1].seq,
                                          version=table.state.version)
         return getattr(rules_pb2, f"{method}Response")(result=result)

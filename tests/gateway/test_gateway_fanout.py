@@ -11,6 +11,7 @@ import dataclasses
 
 import pytest
 
+from croupier.projector import feed
 from croupier_gateway.core import Gateway
 from croupier_gateway.errors import ApiError
 from croupier_gateway.feed import Watch
@@ -150,7 +151,12 @@ def test_this_gateways_own_leave_refuses_the_token_at_once(fake_stack):
     assert run(fake_stack, scenario)
 
 
-def test_the_fan_out_sends_each_stream_its_own_seat_and_reads_once_per_update(fake_stack):
+@pytest.mark.parametrize("feed_views", [True, False], ids=["views-in-the-message", "version-alone"])
+def test_the_fan_out_sends_each_stream_its_own_seat_and_reads_once_per_update(fake_stack, feed_views):
+    """With the projector's message carrying the views, no update costs a read; with a message
+    that names the version alone (a projector of an earlier version), one read per update."""
+    fake_stack[3].feed_views = feed_views
+
     async def scenario(a: Gateway):
         gid = (await a.create_table("pebbles", 2, {}))["game_id"]
         tokens = [(await a.join(gid, s))["token"] for s in (0, 1)]
@@ -194,7 +200,10 @@ def test_the_fan_out_sends_each_stream_its_own_seat_and_reads_once_per_update(fa
     import json
 
     assert moves == 4 and rooms_after == 0
-    assert cached == jtis
+    if feed_views:
+        assert cached == [jtis[0], None]  # seat 0's own move checked its holder; no read brought seat 1's
+    else:
+        assert cached == jtis  # the room's read of the first update brought both holders along
     for key, snaps in got.items():
         versions = [s.version for s in snaps]
         assert versions == sorted(set(versions)), (key, versions)  # strictly increasing
@@ -209,9 +218,71 @@ def test_the_fan_out_sends_each_stream_its_own_seat_and_reads_once_per_update(fa
                 assert hands[seat] is not None
             if seat is None:
                 assert snap.actions == "[]"
-    # Every stream saw the final version; each of the 4 moves cost one read for all the streams.
+    # Every stream saw the final version; each of the 4 moves cost one read for all the streams,
+    # or none when the message brought the views.
     assert len({s[-1].version for s in got.values()}) == 1
-    assert view_reads <= moves + 1
+    if feed_views:
+        assert view_reads == 0
+    else:
+        assert 1 <= view_reads <= moves + 1
+
+
+def test_a_views_message_is_handed_out_without_a_read_each_seat_its_own(fake_stack):
+    """The projector's message carries every seat's view: each stream gets its own seat's (the
+    spectator's to a spectator), straight from it; a message that lacks one of them is not
+    half used: the room reads the views from Redis instead."""
+    sredis = fake_stack[2]
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+        claims = [a.signer.verify((await a.join(gid, s))["token"]) for s in (0, 1)]
+        store, reads = a.reads, []
+
+        class Counted:
+            async def views_and_holders(self, *args):
+                reads.append(args)
+                return await store.views_and_holders(*args)
+
+        a.fanout.reads = Counted()
+        got: dict = {0: [], 1: [], None: []}
+
+        async def follow(key, c):
+            async for snap in a.updates(gid, c, 0):
+                got[key].append(snap)
+
+        tasks = [asyncio.create_task(follow(k, c)) for k, c in ((0, claims[0]), (1, claims[1]), (None, None))]
+        await until(lambda: all(got.values()), "every stream has its first view")
+        v = got[0][-1].version
+        views = {"spectator": '{"who":"spectator"}', "0": '{"who":0}', "actions:0": '[{"type":"A"}]',
+                 "1": '{"who":1}', "actions:1": "[]"}
+        sredis.publish(a.keys.feed(gid), feed.encode(v + 1, "running", views))
+        await until(lambda: all(g[-1].version == v + 1 for g in got.values()), "every stream has the message's views")
+        handed = {k: (g[-1].view, g[-1].actions, g[-1].status) for k, g in got.items()}
+        reads_after_message = len(reads)
+        del views["1"]  # seat 1's view missing: a read
+        sredis.publish(a.keys.feed(gid), feed.encode(v + 2, "running", views))
+        await until(lambda: len(reads) > reads_after_message, "the room reads from Redis")
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return handed, reads_after_message, [g[-1].version for g in got.values()], v
+
+    handed, reads_after_message, last, v = run(fake_stack, scenario, stream_poll_s=30.0)
+    assert handed == {0: ('{"who":0}', '[{"type":"A"}]', "running"), 1: ('{"who":1}', "[]", "running"),
+                      None: ('{"who":"spectator"}', "[]", "running")}
+    assert reads_after_message == 0
+    assert last == [v + 1] * 3  # Redis still holds v: the read found nothing newer, nothing half-handed
+
+
+def test_a_watch_keeps_the_views_message_of_the_newest_version_only():
+    w = Watch()
+    w.notify(5, views=b"five")
+    w.notify(4, views=b"four")  # older: kept out
+    assert (w.version, w.views) == (5, b"five")
+    w.notify(6)  # newer, without views (a projector of an earlier version): none to hand out
+    assert (w.version, w.views) == (6, None)
+    w.notify(6, views=b"six")
+    assert (w.version, w.views) == (6, b"six")
 
 
 def test_watch_wait_keeps_a_notification_and_times_out():

@@ -15,6 +15,7 @@ from rules_driver import play, read_log
 
 from croupier.engine import registry
 from croupier.engine.table import TableHost
+from croupier.projector import feed
 from croupier.projector.keys import Keys
 from croupier.projector.models import Flush, ReadModels
 from croupier.projector.service import ProjectorSettings, rebuild
@@ -195,6 +196,34 @@ def test_the_same_events_delivered_twice_change_nothing(redis, prefix):
     # The next batch in order applies.
     assert models.apply([Flush(table.game_id, GAME, half + 1, later)], {GAME: host}) == [1]
     assert json.loads(redis.hget(Keys(prefix).meta(table.game_id), "version")) == later.version
+
+
+def test_an_applied_update_is_published_with_the_views_it_wrote(redis, prefix):
+    """The feed message of an applied batch carries what the views hash now holds (the
+    gateway hands it out without reading); a refused batch publishes nothing."""
+    spec = registry.get(GAME)
+    from croupier.engine.selfplay import SelfplayReport, play_one
+
+    table = play_one(spec, seats=3, seat_bots=["random"] * 3, options=spec.parse_options({}), seed=9, index=0,
+                     report=SelfplayReport(game=GAME), check_all_legal=False, max_steps=30)
+    host, keys, envs = table.host, Keys(prefix), table.envelopes
+    models = ReadModels(redis, keys)
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(keys.feed(table.game_id))
+    try:
+        assert pubsub.get_message(timeout=5) is None  # the subscription is confirmed
+        state = host.fold(envs)
+        assert models.apply([Flush(table.game_id, GAME, len(envs) + 5, state)], {GAME: host}) == [-1]
+        assert models.apply([Flush(table.game_id, GAME, 1, state)], {GAME: host}) == [1]
+        message = pubsub.get_message(timeout=5)
+        assert pubsub.get_message(timeout=0.5) is None  # one message: the refused batch sent none
+    finally:
+        pubsub.close()
+    got = feed.decode(message["data"])
+    assert got is not None and got.version == state.version == len(envs)
+    assert got.status == redis.hget(keys.meta(table.game_id), "status").decode()
+    assert got.fields == redis.hgetall(keys.views(table.game_id))
+    assert set(got.fields) == {b"spectator", b"0", b"1", b"2", b"actions:0", b"actions:1", b"actions:2"}
 
 
 def test_a_consume_hands_over_what_has_come_without_waiting_for_a_full_batch(kafka, prefix, monkeypatch):

@@ -22,6 +22,7 @@ import redis
 
 from croupier.engine.codec import canonical_json
 from croupier.engine.table import OPEN, OVER, RUNNING, TableHost, TableState
+from croupier.projector import feed
 from croupier.projector.keys import Keys
 
 APPLY = """
@@ -107,17 +108,17 @@ class ReadModels:
         listings of the games that are now current (applied, or applied before: a crash
         between the two round trips is repaired on redelivery). Per game 1, 0 or -1."""
         pipe = self.r.pipeline(transaction=False)
-        for f in flushes:
-            self._queue_apply(pipe, f, hosts[f.game_type])
+        messages = [self._queue_apply(pipe, f, hosts[f.game_type]) for f in flushes]
         results = [int(r) for r in pipe.execute()]
         pipe = self.r.pipeline(transaction=False)
-        for f, result in zip(flushes, results):
+        for f, result, message in zip(flushes, results, messages):
             if result >= 0:
-                self._queue_listings(pipe, f)
+                self._queue_listings(pipe, f, message)
         pipe.execute()
         return results
 
-    def _queue_apply(self, pipe, f: Flush, host: TableHost) -> None:
+    def _queue_apply(self, pipe, f: Flush, host: TableHost) -> str:
+        """Queue the game's guarded write; returns its feed message (published once applied)."""
         state = f.state
         k = self.k
         meta = {
@@ -149,8 +150,9 @@ class ReadModels:
             args.extend((key, value))
         args.append(self.ttl if state.status == OVER and self.ttl else 0)
         self._apply(keys=[k.meta(f.game_id), k.state(f.game_id), k.views(f.game_id)], args=args, client=pipe)
+        return feed.encode(state.version, state.status, views)
 
-    def _queue_listings(self, pipe, f: Flush) -> None:
+    def _queue_listings(self, pipe, f: Flush, message: str) -> None:
         state, k, gid, gtype = f.state, self.k, f.game_id, f.game_type
         if state.status == OPEN:
             pipe.zadd(k.lobby(gtype), {gid: f.state.created})
@@ -163,4 +165,6 @@ class ReadModels:
             pipe.zadd(k.finished(gtype), {gid: state.last_time})
             pipe.hset(k.stats(gtype), gid, json.dumps(summary(state), sort_keys=True))
         pipe.zadd(k.all_games(), {f"{gtype}:{gid}": f.state.created})
-        pipe.publish(k.feed(gid), state.version)
+        # After the write (the previous round trip): a gateway that reads on hearing it finds
+        # at least this version. The message carries the views themselves (feed.py).
+        pipe.publish(k.feed(gid), message)

@@ -226,6 +226,64 @@ def test_an_applied_update_is_published_with_the_views_it_wrote(redis, prefix):
     assert set(got.fields) == {b"spectator", b"0", b"1", b"2", b"actions:0", b"actions:1", b"actions:2"}
 
 
+class _Record:
+    """A consumed record as the fold reads it (value, topic, partition, offset)."""
+
+    def __init__(self, topic: str, partition: int, offset: int, value: bytes):
+        self._topic, self._partition, self._offset, self._value = topic, partition, offset, value
+
+    def value(self) -> bytes:
+        return self._value
+
+    def topic(self) -> str:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+
+@pytest.mark.parametrize("game", registry.GAME_IDS)
+def test_a_batch_that_ends_inside_a_command_is_never_shown_half_applied(redis, redis_url, prefix, game):
+    """A consume may end inside one command's events (a transaction's records are not fetched
+    as a unit). The read models only ever show the state after a whole command, as the rules
+    service did; the rest waits for the next batch, and its records are not committed."""
+    from croupier.engine.selfplay import SelfplayReport, play_one
+    from croupier.projector.service import Projector
+    from croupier.rules.store import encode_record
+
+    spec = registry.get(game)
+    seats = spec.max_seats
+    table = play_one(spec, seats=seats, seat_bots=["random"] * seats, options=spec.parse_options({}), seed=11,
+                     index=0, report=SelfplayReport(game=game), check_all_legal=False, max_steps=300)
+    envs, host, keys = table.envelopes, table.host, Keys(prefix)
+    ends = {e.seq + e.cause["events"] - 1 for e in envs if e.cause}
+    assert any(e.cause and e.cause["events"] > 1 for e in envs)  # some command has several events
+    projector = Projector(settings_for("127.0.0.1:1", redis_url, prefix), games=[game])
+    topic = projector.s.kafka.topic(game)
+    rng = random.Random(5)
+    shown, held_back, i = [], [], 0
+    try:
+        while i < len(envs):
+            n = rng.randint(1, 6)
+            batch = [_Record(topic, 0, i + j, encode_record(e)) for j, e in enumerate(envs[i:i + n])]
+            projector.fold(None, batch)
+            shown.append(int(redis.hget(keys.meta(table.game_id), "version") or 0))
+            held_back.append(projector.commit_offsets(batch).get((topic, 0)))
+            i += n
+    finally:
+        projector.redis.close()
+    assert set(shown) - {0} <= ends, sorted(set(shown) - ends)
+    assert shown[-1] == envs[-1].seq
+    # Committed up to the first record of a command not yet shown, never past it.
+    for k, version in enumerate(shown):
+        assert held_back[k] == version, (k, version, held_back[k])
+    views = {k.decode(): v.decode() for k, v in redis.hgetall(keys.views(table.game_id)).items()}
+    assert views == read_model_views(host, host.fold(envs))
+
+
 def test_a_consume_hands_over_what_has_come_without_waiting_for_a_full_batch(kafka, prefix, monkeypatch):
     """The projector's consume returns the records that are there, not a batch of
     max_records at the end of its wait: a quiet table's move reaches its seats' views at

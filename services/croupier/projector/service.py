@@ -32,6 +32,7 @@ from croupier.rules.store import decode_record, ensure_topic, wait_for_partition
 log = structlog.get_logger("croupier.projector")
 
 GROUP = "croupier-projector"
+NO_JOINS: dict[int, int] = {}  # a Flush's joins when the batch changed no seat (never written to)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ class Projector:
         self.topics = {settings.kafka.topic(g): g for g in self.game_ids}
         self.cache: dict[str, TableState] = {}
         self.partition_of: dict[str, TopicPartition] = {}
+        # The events of a command whose last events a batch did not bring yet, per game: its
+        # partition and the records (envelope, offset), folded again with the next batch.
+        self.held: dict[str, tuple[TopicPartition, list[tuple[Envelope, int]]]] = {}
         self._stop = threading.Event()
         self.metrics = CollectorRegistry()
         self.m_events = Counter("croupier_projector_events", "Events folded", ["game_type"], registry=self.metrics)
@@ -101,6 +105,13 @@ class Projector:
         for gid in [g for g, tp in self.partition_of.items() if tp in gone]:
             self.cache.pop(gid, None)
             self.partition_of.pop(gid, None)
+        for gid in [g for g, (tp, _) in self.held.items() if tp in gone]:
+            del self.held[gid]
+
+    def _forget_all(self) -> None:
+        self.cache.clear()
+        self.partition_of.clear()
+        self.held.clear()
 
     def assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """on_assign: take the partitions, from the beginning if a rebuild is not folded yet.
@@ -176,15 +187,25 @@ class Projector:
             except Exception:
                 pass
 
-    def _commit(self, consumer: Consumer, batch: list[Message], rewound: set[TopicPartition]) -> None:
-        """Commit past the batch's last record of each partition it folded (its writes are in
-        Redis now); never a partition it rewound, nor one a rebalance took meanwhile."""
-        ends: dict[TopicPartition, int] = {}
+    def commit_offsets(self, batch: list[Message]) -> dict[tuple[str, int], int]:
+        """Where each partition of the batch may be committed to: past its last record (its
+        writes are in Redis now), but never past the first record of a command held back
+        (`held`), so that a projector that stops now reads that command again."""
+        ends: dict[tuple[str, int], int] = {}
         for msg in batch:
-            ends[TopicPartition(msg.topic(), msg.partition())] = msg.offset() + 1
+            ends[(msg.topic(), msg.partition())] = msg.offset() + 1
+        for tp, records in self.held.values():
+            key = (tp.topic, tp.partition)
+            if key in ends:
+                ends[key] = min(ends[key], records[0][1])
+        return ends
+
+    def _commit(self, consumer: Consumer, batch: list[Message], rewound: set[TopicPartition]) -> None:
+        """Commit each partition the batch folded to its commit_offsets; never a partition it
+        rewound, nor one a rebalance took meanwhile."""
         mine = set(consumer.assignment())
-        offsets = [TopicPartition(tp.topic, tp.partition, end) for tp, end in ends.items()
-                   if tp in mine and tp not in rewound]
+        offsets = [TopicPartition(topic, partition, end) for (topic, partition), end in self.commit_offsets(batch).items()
+                   if TopicPartition(topic, partition) in mine and TopicPartition(topic, partition) not in rewound]
         if offsets:
             for tp in consumer.commit(offsets=offsets, asynchronous=False) or []:
                 if tp.error is not None:
@@ -193,8 +214,7 @@ class Projector:
     def _from_committed(self, consumer: Consumer) -> None:
         """Forget what is cached and go back to the last committed offsets: what was polled
         since then may not have reached Redis."""
-        self.cache.clear()
-        self.partition_of.clear()
+        self._forget_all()
         self._assigned_from_zero = None  # seeking to the committed offsets undoes that rewind
         assigned = consumer.assignment()
         if not assigned:
@@ -231,12 +251,10 @@ class Projector:
                 # batch) and cannot seek: try again on the next round; seeking the others
                 # twice is harmless.
                 log.info("rebuild_rewind_deferred", partitions=unsought)
-                self.cache.clear()
-                self.partition_of.clear()
+                self._forget_all()
                 return True
         log.info("rebuild_requested", epoch=epoch, partitions=len(assigned))
-        self.cache.clear()
-        self.partition_of.clear()
+        self._forget_all()
         # Make the rewind durable, so a partition that moves to another projector
         # before we re-fold it is re-read from zero there too.
         consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, 0) for tp in assigned], asynchronous=False)
@@ -255,41 +273,61 @@ class Projector:
         """Fold one batch of records (in partition order); returns how many events were
         applied. The partitions it had to rewind to zero (a gap, or a write Redis refused)
         are left in self.rewound: they must not be committed."""
-        per_game: dict[str, list[Envelope]] = defaultdict(list)
+        per_game: dict[str, list[tuple[Envelope, int]]] = defaultdict(list)
         where: dict[str, TopicPartition] = {}
         for msg in batch:
             env = decode_record(msg.value())
-            per_game[env.game_id].append(env)
+            per_game[env.game_id].append((env, msg.offset()))
             where[env.game_id] = TopicPartition(msg.topic(), msg.partition())
         missing = [gid for gid in per_game if gid not in self.cache]
         self.cache.update(self.models.load(self.hosts, missing))
         flushes: list[Flush] = []
         rewind: set[TopicPartition] = set()
         applied = 0
-        for gid, envs in per_game.items():
-            host = self.hosts[envs[0].game_type]
+        for gid, records in per_game.items():
+            held = self.held.pop(gid, None)
+            if held is not None:
+                records = held[1] + records
+            game_type = records[0][0].game_type
+            host = self.hosts[game_type]
             state = self.cache.get(gid)
             version = state.version if state else 0
+            # The read models show a game only as a whole command left it (`shown`): a batch
+            # may end inside a command's events, and a view of the state halfway through
+            # one is not a state the game was ever in (it may not even be viewable).
+            shown, shown_at, shown_joins = state, version, NO_JOINS
             first = None
+            end = 0  # the seq that ends the command under way
+            rest = 0  # records[rest:] not shown yet are held for the next batch
             joins: dict[int, int] = {}
-            for env in envs:
+            for i, (env, _) in enumerate(records):
                 if env.seq <= version:
                     continue  # redelivered
                 if env.seq != version + 1:
                     rewind.add(where[gid])
                     log.warning("gap", game_id=gid, seq=env.seq, version=version)
+                    rest = len(records)
                     break
+                if env.cause is not None:
+                    if version < end:  # a new command before the last one's count ran out
+                        shown, shown_at, shown_joins, rest = state, version, dict(joins) if joins else NO_JOINS, i
+                    end = env.seq + int(env.cause.get("events", 1)) - 1
                 state = host.evolve(state, env)
                 version = env.seq
                 first = first or env.seq
-                applied += 1
                 if env.type == "SeatJoined":
                     joins[int(env.payload["seat"])] = env.seq
                 elif env.type == "SeatLeft":
                     joins[int(env.payload["seat"])] = 0
-            if first is not None and state is not None:
-                flushes.append(Flush(gid, envs[0].game_type, first, state, joins))
-                self.m_events.labels(envs[0].game_type).inc(version - first + 1)
+                if version >= end:
+                    shown, shown_at, shown_joins, rest = state, version, dict(joins) if joins else NO_JOINS, i + 1
+            tail = [r for r in records[rest:] if r[0].seq > shown_at]
+            if tail:
+                self.held[gid] = (where[gid], tail)
+            if first is not None and shown is not None and shown_at >= first:
+                flushes.append(Flush(gid, game_type, first, shown, shown_joins))
+                applied += shown_at - first + 1
+                self.m_events.labels(game_type).inc(shown_at - first + 1)
         if flushes:
             results = self.models.apply(flushes, self.hosts)
             for f, result in zip(flushes, results):

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from croupier.engine.audit import audit, moves, view_as
+from croupier.engine.audit import audit, moves, step_end, view_as
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
 from croupier_gateway.errors import ApiError
@@ -41,7 +41,7 @@ async def _log(gw: Any, game_id: str) -> list[Envelope]:
 
 def _replay(envelopes: list[Envelope], to: int | None, viewer: str) -> dict[str, Any]:
     try:
-        return {"game_id": envelopes[0].game_id, "to": to or envelopes[-1].seq, "as": viewer,
+        return {"game_id": envelopes[0].game_id, "to": step_end(envelopes, to), "as": viewer,
                 "view": view_as(envelopes, to, viewer), "moves": moves(envelopes, to, viewer)}
     except Rejection as exc:
         raise ApiError("malformed", exc.code, exc.message, field="as") from None

@@ -8,7 +8,7 @@ import functools
 import pytest
 
 from croupier.engine import registry
-from croupier.engine.audit import audit, moves, view_as
+from croupier.engine.audit import audit, moves, step_end, view_as
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import GENESIS_HASH, compute_hash
 from croupier.engine.selfplay import SelfplayReport, leaks, play_one
@@ -145,6 +145,32 @@ def test_replay_as_a_seat_never_shows_another_seats_hidden_cards_before_the_end(
             assert not any(h in line for h in hidden), (viewer, line)
             checked += 1
     assert checked > 0
+
+
+@pytest.mark.parametrize("game_id", list(registry.GAME_IDS))
+def test_replay_at_a_step_inside_a_command_shows_the_state_after_the_whole_command(game_id):
+    """A command's events are one step: a replay asked for a seq halfway through them shows
+    the game after the command (what every viewer saw), never the state in between, which
+    the rules need not be able to show (in delve its view raised IndexError)."""
+    spec = registry.get(game_id)
+    envs = played(game_id, seats=spec.max_seats)
+    host = TableHost(spec)
+    ends = [e.seq + e.cause["events"] - 1 for e in envs if e.cause]
+    assert any(e.cause and e.cause["events"] > 1 for e in envs)
+    after = {}  # seq -> the operator's view after the command that ends there
+    state = None
+    for env in envs:
+        state = host.evolve(state, env)
+        if env.seq in ends:
+            after[env.seq] = {"spectator": host.view(state, None),
+                              "seats": {str(s): host.view(state, s) for s in range(state.seats)}}
+    for env in envs:
+        end = min(e for e in ends if e >= env.seq)
+        assert step_end(envs, env.seq) == end
+        shown = view_as(envs, env.seq, "operator")
+        assert shown["version"] == end
+        assert {"spectator": shown["spectator"], "seats": shown["seats"]} == after[end]
+    assert step_end(envs, None) == envs[-1].seq
 
 
 def test_a_fork_names_its_origin_audits_clean_and_plays_on():

@@ -183,7 +183,7 @@ def _audit_all(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from croupier.engine.audit import moves, view_as
+    from croupier.engine.audit import moves, step_end, view_as
 
     viewer = args.viewer
     if viewer not in ("spectator", "operator") and not viewer.isdigit():
@@ -195,7 +195,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except Rejection as exc:
         return _fail(exc)
     if args.json:
-        print(json.dumps({"game_id": envelopes[0].game_id, "to": args.to, "as": viewer, "view": view, "moves": listing},
+        print(json.dumps({"game_id": envelopes[0].game_id, "to": step_end(envelopes, args.to), "as": viewer,
+                          "view": view, "moves": listing},
                          indent=2, sort_keys=True))
         return 0
     print(f"{envelopes[0].game_id} ({envelopes[0].game_type}) as {viewer}, at seq {args.to or envelopes[-1].seq}")

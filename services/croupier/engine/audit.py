@@ -185,19 +185,37 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
                 state = host.evolve(state, env, event)
 
 
+def step_end(envelopes: Sequence[Envelope], seq: int | None) -> int:
+    """The last seq of the command whose events include `seq` (None: the log's end). A
+    command's events are one step: no viewer ever saw the game halfway through them, and
+    the state there need not be one the rules can show."""
+    end = 0
+    last = 0
+    for env in envelopes:
+        if seq is not None and env.seq > seq and env.seq > end:
+            break
+        if env.cause is not None:
+            end = env.seq + int(env.cause.get("events", 1)) - 1
+        last = env.seq
+    return last
+
+
 def state_at(envelopes: Sequence[Envelope], seq: int | None = None) -> tuple[TableHost, TableState]:
+    """The game after step_end(envelopes, seq): after the whole command `seq` is part of."""
     host = host_for(envelopes)
     state = None
+    stop = step_end(envelopes, seq)
     for env in envelopes:
-        if seq is not None and env.seq > seq:
+        if env.seq > stop:
             break
         state = host.evolve(state, env)
     return host, state  # type: ignore[return-value]
 
 
 def view_as(envelopes: Sequence[Envelope], seq: int | None, viewer: str) -> dict[str, Any]:
-    """The game at `seq` as a viewer saw it: "spectator", a seat number, or "operator"
-    (every seat's view and the table's full record)."""
+    """The game at `seq` (after the whole command it is part of: step_end) as a viewer saw
+    it: "spectator", a seat number, or "operator" (every seat's view and the table's full
+    record)."""
     host, state = state_at(envelopes, seq)
     if viewer == "operator":
         return {

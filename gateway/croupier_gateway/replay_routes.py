@@ -24,7 +24,8 @@ from croupier_gateway.errors import ApiError
 GameId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")]
 Viewer = Annotated[str, Query(alias="as", pattern=r"^(spectator|operator|[0-9]{1,2})$",
                               description="a seat number, spectator or operator")]
-ToSeq = Annotated[int | None, Query(ge=1, le=2**62, description="the step (seq) to stop at; default the end")]
+ToSeq = Annotated[int | None, Query(ge=1, le=2**62, description="the step (seq) to stop at; default the end. A seq inside "
+                                                 "one command's events stops after that command (the answer's `to`)")]
 
 
 async def _log(gw: Any, game_id: str) -> list[Envelope]:

@@ -70,7 +70,11 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_
         r = croupier(env, "replay", gid, "--to", "30", "--as", "0", "--json")
         assert r.returncode == 0, r.stderr
         replay = json.loads(r.stdout)
-        assert replay["view"]["version"] == 30 and replay["view"]["you"] == 0 and len(replay["moves"]) > 5
+        # After the whole command seq 30 is part of (its `to`).
+        start = [x for x in rows[:30] if x["cause"] is not None][-1]
+        end = start["seq"] + start["cause"]["events"] - 1
+        assert end >= 30 and replay["to"] == end
+        assert replay["view"]["version"] == end and replay["view"]["you"] == 0 and len(replay["moves"]) > 5
         r = croupier(env, "replay", gid, "--as", "7")
         assert r.returncode == 2 and "seat 7" in r.stderr
 

@@ -189,15 +189,11 @@ def step_end(envelopes: Sequence[Envelope], seq: int | None) -> int:
     """The last seq of the command whose events include `seq` (None: the log's end). A
     command's events are one step: no viewer ever saw the game halfway through them, and
     the state there need not be one the rules can show."""
-    end = 0
-    last = 0
-    for env in envelopes:
-        if seq is not None and env.seq > seq and env.seq > end:
-            break
-        if env.cause is not None:
-            end = env.seq + int(env.cause.get("events", 1)) - 1
-        last = env.seq
-    return last
+    if seq is not None:
+        for batch in batches(envelopes):
+            if batch[-1].seq >= seq:
+                return batch[-1].seq
+    return envelopes[-1].seq
 
 
 def state_at(envelopes: Sequence[Envelope], seq: int | None = None) -> tuple[TableHost, TableState]:

@@ -52,6 +52,12 @@ class Envelope:
     prev_hash: str
     hash: str
 
+    @property
+    def command_end(self) -> int | None:
+        """On a command's first event (the one that carries `cause`), the seq of the last
+        event the command produced; None on the others."""
+        return self.seq + int(self.cause["events"]) - 1 if self.cause is not None else None
+
     def body(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS if name != "hash"}
 

@@ -282,8 +282,8 @@ class TableHost:
         if fault:
             raise Rejection("origin_corrupt", f"the origin's log is broken at {fault}", "illegal")
         head = next((e for e in reversed(origin) if e.cause is not None), None)
-        if head is not None and head.seq + head.cause["events"] - 1 != origin[-1].seq:
-            end = head.seq + head.cause["events"] - 1
+        if head is not None and head.command_end != origin[-1].seq:
+            end = head.command_end
             raise Rejection("mid_command", f"seq {origin[-1].seq} is inside the events of one command "
                             f"({head.seq}..{end}); fork at {head.seq - 1} or {end}", MALFORMED)
         origin_state = self.fold(origin)

@@ -311,7 +311,7 @@ class Projector:
                 if env.cause is not None:
                     if version < end:  # a new command before the last one's count ran out
                         shown, shown_at, shown_joins, rest = state, version, dict(joins) if joins else NO_JOINS, i
-                    end = env.seq + int(env.cause.get("events", 1)) - 1
+                    end = env.command_end
                 state = host.evolve(state, env)
                 version = env.seq
                 first = first or env.seq

@@ -297,8 +297,7 @@ class PartitionOwner:
         if not env.command_id:
             return
         if env.cause is not None:
-            last = env.seq + env.cause["events"] - 1
-            self._remember(slot, env.command_id, env.seq, last, (env.type,))
+            self._remember(slot, env.command_id, env.seq, env.command_end, (env.type,))
         else:
             # A later event of the same command: its type joins the remembered result, so a
             # retry answered after a rebuild names every event type, as the first answer did.

@@ -26,7 +26,7 @@ _HEAD = MAGIC + b"\n"
 
 def encode(version: int, status: str, views: Mapping[str, str]) -> str:
     """The message for a game's views at `version` (what the projector publishes)."""
-    parts = ["views/1", str(version), status]
+    parts = [MAGIC.decode(), str(version), status]
     for name, value in views.items():
         parts.append(name)
         parts.append(value)

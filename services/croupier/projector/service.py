@@ -203,9 +203,9 @@ class Projector:
     def _commit(self, consumer: Consumer, batch: list[Message], rewound: set[TopicPartition]) -> None:
         """Commit each partition the batch folded to its commit_offsets; never a partition it
         rewound, nor one a rebalance took meanwhile."""
-        mine = set(consumer.assignment())
+        usable = set(consumer.assignment()) - rewound
         offsets = [TopicPartition(topic, partition, end) for (topic, partition), end in self.commit_offsets(batch).items()
-                   if TopicPartition(topic, partition) in mine and TopicPartition(topic, partition) not in rewound]
+                   if TopicPartition(topic, partition) in usable]
         if offsets:
             for tp in consumer.commit(offsets=offsets, asynchronous=False) or []:
                 if tp.error is not None:

@@ -29,12 +29,21 @@ ToSeq = Annotated[int | None, Query(ge=1, le=2**62, description="the step (seq) 
 
 
 async def _log(gw: Any, game_id: str) -> list[Envelope]:
+    from kafka.errors import KafkaError
+
     from croupier.rules.settings import KafkaSettings
-    from croupier.rules.store import read_game
+    from croupier.rules.store import KafkaUnreachable, LogReadStalled, read_game
 
     game_type = await gw.game_type_of(game_id)
     settings = KafkaSettings.from_env()
-    envelopes = await asyncio.get_running_loop().run_in_executor(None, read_game, settings, game_id, [game_type])
+    try:
+        envelopes = await asyncio.get_running_loop().run_in_executor(None, read_game, settings, game_id, [game_type])
+    except (KafkaUnreachable, KafkaError, LogReadStalled) as exc:
+        # Kafka away at the start of the read, or gone in the middle of it (a read that
+        # fails or stalls): nothing is wrong with the request, and the log is intact; the
+        # same request works later.
+        raise ApiError("unavailable", "event_store_unavailable", f"the event log cannot be read now: {exc}",
+                       retry_after_s=5) from None
     if not envelopes:
         raise ApiError("not_found", "no_such_game", f"no events for game {game_id}")
     return envelopes

@@ -93,8 +93,12 @@ def configure(settings: LogSettings | None = None) -> None:
 
 
 def configure_cli() -> None:
-    """The CLI's logging: readable console lines on stderr unless CROUPIER_LOG_FORMAT says otherwise."""
-    configure(LogSettings.from_env(default_format="console"))
+    """The CLI's logging: readable console lines on stderr unless CROUPIER_LOG_FORMAT says
+    otherwise. kafka-python's own lines (each failed connection, each backoff) are kept for
+    CROUPIER_LOG_LEVEL=debug: a command says in one line when Kafka is away."""
+    settings = LogSettings.from_env(default_format="console")
+    configure(settings)
+    logging.getLogger("kafka").setLevel(logging.DEBUG if settings.level.lower() == "debug" else logging.CRITICAL)
 
 
 def get_logger(name: str | None = None, **bound: Any) -> Any:

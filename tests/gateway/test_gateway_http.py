@@ -305,3 +305,20 @@ def test_a_redis_outage_is_a_retryable_503_not_a_500(client, fake_stack, monkeyp
     monkeypatch.setattr(aredis, "hgetall", down)
     r = client.get(f"/v1/tables/{gid}")
     assert error(r, 503)["code"] == "store_unavailable" and r.headers["retry-after"] == "1"
+
+
+def test_replay_audit_and_export_answer_503_while_the_event_log_cannot_be_read(client, monkeypatch):
+    """Kafka away: the request was fine and the log is intact, so a retryable 503 naming
+    the store, not a 500."""
+    from croupier_gateway.launcher import free_port
+
+    gid, (t0, _) = seated(client)
+    address = f"127.0.0.1:{free_port()}"  # nobody listens there
+    monkeypatch.setenv("CROUPIER_KAFKA_BOOTSTRAP", address)
+    monkeypatch.setenv("CROUPIER_KAFKA_CONNECT_TIMEOUT_S", "1")
+    for path, headers in ((f"/v1/operator/games/{gid}/replay", OP), (f"/v1/operator/games/{gid}/audit", OP),
+                          (f"/v1/operator/games/{gid}/export", OP), (f"/v1/tables/{gid}/replay", bearer(t0))):
+        r = client.get(path, headers=headers)
+        e = error(r, 503)
+        assert e["code"] == "event_store_unavailable" and address in e["message"], (path, e)
+        assert int(r.headers["retry-after"]) >= 1

@@ -40,6 +40,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# sysexits' EX_TEMPFAIL: Kafka or Redis did not answer; the same command may work later.
+EXIT_UNAVAILABLE = 75
+
+
+def unreachable(exc: BaseException) -> str | None:
+    """Words for an operator when exc says Kafka or Redis is away (not that the command was
+    wrong), else None."""
+    import redis
+    from kafka.errors import KafkaError
+
+    from croupier.rules.store import KafkaUnreachable, LogReadStalled
+
+    if isinstance(exc, KafkaUnreachable):
+        return str(exc)
+    if isinstance(exc, (KafkaError, LogReadStalled)):  # a read of the log that failed or stalled midway
+        return f"the Kafka log cannot be read now: {exc}"
+    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
+        return f"cannot reach Redis (CROUPIER_REDIS_URL): {exc}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -51,6 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        reason = unreachable(exc)
+        if reason is None:
+            raise
+        words = [args.command, getattr(args, "service", None)]  # `croupier serve projector: …`
+        print(f"croupier {' '.join(w for w in words if w)}: {reason}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from croupier.projector.confluent import consumer_config
 from croupier.projector.keys import Keys
 from croupier.projector.models import Flush, ReadModels
 from croupier.rules.settings import KafkaSettings, env_int, env_str, redis_url_from_env
-from croupier.rules.store import decode_record, ensure_topic, wait_for_partitions
+from croupier.rules.store import decode_record, ensure_topic, kafka_client, wait_for_partitions
 
 log = structlog.get_logger("croupier.projector")
 
@@ -427,13 +427,32 @@ def _kafka_error(err: KafkaError) -> None:
     log.warning("kafka_unavailable", code=err.name(), error=err.str())
 
 
+class _StopWhileConnecting(Exception):
+    """SIGTERM or SIGINT came before the projector had joined its group."""
+
+
 def serve(settings: ProjectorSettings) -> None:
     projector = Projector(settings)
     if settings.metrics_port:
         start_http_server(settings.metrics_port, addr="127.0.0.1", registry=projector.metrics)
+    connecting = True
+
+    def on_signal(*_) -> None:
+        # Running, the loop sees the flag within IDLE_WAIT_S and leaves the group. Still
+        # connecting (Kafka slow or away: topic creation and metadata wait up to their
+        # timeouts), there is nothing to hand over yet, so stop waiting at once.
+        projector.stop()
+        if connecting:
+            raise _StopWhileConnecting
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: projector.stop())
-    projector.connect()
+        signal.signal(sig, on_signal)
+    try:
+        projector.connect()
+        connecting = False
+    except _StopWhileConnecting:
+        log.info("projector_stopped", before="joining its group")
+        return
     print(f"croupier projector folding {len(projector.topics)} topics into {settings.redis_url}", flush=True)
     log.info("projector_serving", topics=sorted(projector.topics))
     projector.run()
@@ -441,8 +460,21 @@ def serve(settings: ProjectorSettings) -> None:
 
 def rebuild(settings: ProjectorSettings, *, wait_s: float = 0) -> dict:
     """Drop every read model and make the projectors fold the log again from offset zero."""
+    from kafka.admin import KafkaAdminClient
+
     keys = Keys(settings.key_prefix)
     r = redis.Redis.from_url(settings.redis_url, socket_timeout=10)
+    r.ping()
+    # Both stores first: with either away, nothing is dropped (KafkaUnreachable, or Redis's
+    # ConnectionError), rather than views dropped that no projector can fold again yet.
+    admin = kafka_client(KafkaAdminClient, settings.kafka, client_id="croupier-rebuild")
+    try:
+        return _rebuild(settings, keys, r, admin, wait_s)
+    finally:
+        admin.close()
+
+
+def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wait_s: float) -> dict:
     dropped = 0
     for pattern in keys.read_model_patterns():
         batch = []
@@ -456,7 +488,7 @@ def rebuild(settings: ProjectorSettings, *, wait_s: float = 0) -> dict:
     epoch = r.incr(keys.epoch())
     # Projectors not running now start from zero too: their committed offsets go back to 0.
     group = GROUP if not settings.key_prefix else f"{settings.key_prefix}{GROUP}"
-    reset = _reset_offsets(settings, group, [settings.kafka.topic(g) for g in registry.GAME_IDS])
+    reset = _reset_offsets(admin, group)
     out = {"dropped_keys": dropped, "epoch": epoch, "offsets_reset": reset}
     if wait_s:
         deadline = time.monotonic() + wait_s
@@ -472,27 +504,21 @@ def rebuild(settings: ProjectorSettings, *, wait_s: float = 0) -> dict:
     return out
 
 
-def _reset_offsets(settings: ProjectorSettings, group: str, topics: list[str]) -> bool:
+def _reset_offsets(admin, group: str) -> bool:
     """Commit offset 0 for the group when no member is active (else the epoch does it)."""
-    from kafka.admin import KafkaAdminClient
-
-    admin = KafkaAdminClient(bootstrap_servers=settings.kafka.bootstrap, client_id="croupier-rebuild")
     try:
-        try:
-            described = admin.describe_groups([group]).get(group) or {}
-        except Exception:
-            described = {}
-        if described.get("members"):
-            return False
-        try:
-            result = admin.delete_groups([group])
-        except Exception as exc:
-            # No such group: nothing to reset. Anything else (a member joined meanwhile):
-            # the epoch makes that member re-read from zero.
-            return "GROUP_ID_NOT_FOUND" in str(exc) or "GroupIdNotFound" in type(exc).__name__
-        return _deleted(result, group)
-    finally:
-        admin.close()
+        described = admin.describe_groups([group]).get(group) or {}
+    except Exception:
+        described = {}
+    if described.get("members"):
+        return False
+    try:
+        result = admin.delete_groups([group])
+    except Exception as exc:
+        # No such group: nothing to reset. Anything else (a member joined meanwhile):
+        # the epoch makes that member re-read from zero.
+        return "GROUP_ID_NOT_FOUND" in str(exc) or "GroupIdNotFound" in type(exc).__name__
+    return _deleted(result, group)
 
 
 def _deleted(result, group: str) -> bool:

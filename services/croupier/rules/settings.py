@@ -40,6 +40,9 @@ class KafkaSettings:
     replication_factor: int = 1
     session_timeout_ms: int = 6000
     heartbeat_interval_ms: int = 1000
+    # How long a kafka-python client (topic creation, metadata, the operators' reads) waits
+    # for a first broker to answer before the call fails with KafkaUnreachable.
+    connect_timeout_s: int = 30
 
     def topic(self, game_type: str) -> str:
         return f"{self.topic_prefix}croupier.events.{game_type}"
@@ -53,6 +56,7 @@ class KafkaSettings:
             replication_factor=env_int("CROUPIER_REPLICATION_FACTOR", 1, 1),
             session_timeout_ms=env_int("CROUPIER_KAFKA_SESSION_TIMEOUT_MS", 6000, 1000),
             heartbeat_interval_ms=env_int("CROUPIER_KAFKA_HEARTBEAT_MS", 1000, 100),
+            connect_timeout_s=env_int("CROUPIER_KAFKA_CONNECT_TIMEOUT_S", 30, 1),
         )
 
 

@@ -20,7 +20,7 @@ from confluent_kafka import Producer as ConfluentProducer
 from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
 from kafka.partitioner.default import murmur2
 
 from croupier.engine.codec import canonical_bytes, loads
@@ -42,6 +42,30 @@ def partition_for(game_id: str, partitions: int) -> int:
     return (murmur2(game_id.encode("utf-8")) & 0x7FFFFFFF) % partitions
 
 
+class KafkaUnreachable(ConnectionError):
+    """No broker of the bootstrap list answered in time: the store is away, not the request
+    wrong. Callers say so (the CLI exits 75, the gateway answers 503) and may retry."""
+
+    def __init__(self, bootstrap: str, timeout_s: float, cause: BaseException):
+        super().__init__(f"cannot reach Kafka at {bootstrap} (CROUPIER_KAFKA_BOOTSTRAP): "
+                         f"no broker answered within {timeout_s:g} s ({type(cause).__name__})")
+        self.bootstrap = bootstrap
+
+
+class LogReadStalled(TimeoutError):
+    """A read of the log made no progress for its stall_s: the broker went away midway."""
+
+
+def kafka_client(cls, settings: KafkaSettings, **config):
+    """A kafka-python client that has reached a broker, or KafkaUnreachable once the settings'
+    connect_timeout_s has passed without one."""
+    try:
+        return cls(bootstrap_servers=settings.bootstrap, bootstrap_timeout_ms=settings.connect_timeout_s * 1000,
+                   **config)
+    except (KafkaTimeoutError, KafkaConnectionError) as exc:
+        raise KafkaUnreachable(settings.bootstrap, settings.connect_timeout_s, exc) from exc
+
+
 def transactional_id(topic: str, partition: int) -> str:
     return f"croupier-writer.{topic}.{partition}"
 
@@ -49,7 +73,7 @@ def transactional_id(topic: str, partition: int) -> str:
 def ensure_topic(settings: KafkaSettings, topic: str, timeout_s: float = 30.0) -> int:
     """Create the topic if missing (retention unlimited: the log is the truth).
     Returns its partition count."""
-    admin = KafkaAdminClient(bootstrap_servers=settings.bootstrap, client_id="croupier-admin")
+    admin = kafka_client(KafkaAdminClient, settings, client_id="croupier-admin")
     try:
         try:
             admin.create_topics(
@@ -72,7 +96,7 @@ def ensure_topic(settings: KafkaSettings, topic: str, timeout_s: float = 30.0) -
 
 def topic_partitions(settings: KafkaSettings, topic: str, timeout_s: float = 30.0) -> int:
     # No group and nothing to commit: metadata only (and no warning about auto-commit).
-    consumer = KafkaConsumer(bootstrap_servers=settings.bootstrap, client_id="croupier-meta", enable_auto_commit=False)
+    consumer = kafka_client(KafkaConsumer, settings, client_id="croupier-meta", enable_auto_commit=False)
     try:
         deadline = time.monotonic() + timeout_s
         while True:
@@ -314,7 +338,7 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
                 done = position >= end
             if not done and time.monotonic() - progress > stall_s:
                 # The broker went away mid-read: fail (the caller retries) rather than wait for good.
-                raise TimeoutError(f"reading {topic}/{partition} made no progress for {stall_s:.0f} s")
+                raise LogReadStalled(f"reading {topic}/{partition} made no progress for {stall_s:.0f} s")
         if reached is not None:
             reached.append(end)
     finally:

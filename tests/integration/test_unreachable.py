@@ -1,0 +1,94 @@
+"""Kafka or Redis away: every command and service says so in one line, exits 75 (retry
+later), and a service told to stop while it waits for Kafka stops at once.
+
+The address that is away is a port nobody listens on; the one that is there is the test's
+real Redis."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from harness import ROOT, Service, free_port, service_env
+
+from croupier.cli.main import EXIT_UNAVAILABLE
+
+
+def croupier(env, *args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "croupier.cli.main", *args], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def no_kafka(redis_url, redis_prefix):
+    """The settings of a stack whose Kafka does not answer (its Redis does)."""
+    address = f"127.0.0.1:{free_port()}"
+    return address, service_env(address, redis_url, redis_prefix, CROUPIER_KAFKA_CONNECT_TIMEOUT_S="2")
+
+
+def one_clear_line(stderr: str, *words: str) -> None:
+    assert "Traceback" not in stderr, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and all(w in lines[0] for w in words), stderr
+
+
+@pytest.mark.parametrize("args", [("export", "g-1"), ("audit", "g-1"), ("replay", "g-1"),
+                                  ("export", "--all", "--game", "journey")])
+def test_an_operator_command_says_kafka_is_away_and_exits_75(no_kafka, args):
+    address, env = no_kafka
+    r = croupier(env, *args)
+    assert r.returncode == EXIT_UNAVAILABLE == 75, r.stdout + r.stderr
+    one_clear_line(r.stderr, f"croupier {args[0]}:", "cannot reach Kafka", address, "2 s")
+
+
+def test_a_rebuild_while_kafka_is_away_drops_no_view(no_kafka, redis, redis_prefix):
+    """A rebuild drops the read models for the projectors to fold again from the log: with
+    the log out of reach, it must leave them as they are (and the epoch too)."""
+    address, env = no_kafka
+    views = f"{redis_prefix}g:{{g-1}}:views"
+    redis.hset(views, "0", "{}")
+    r = croupier(env, "projector", "rebuild")
+    assert r.returncode == EXIT_UNAVAILABLE, r.stdout + r.stderr
+    one_clear_line(r.stderr, "croupier projector:", "cannot reach Kafka", address)
+    assert redis.hgetall(views) == {b"0": b"{}"} and redis.get(f"{redis_prefix}projector:epoch") is None
+
+
+@pytest.mark.parametrize("service", [["serve", "projector"], ["serve", "rules", "--game", "journey", "--port", "0"]])
+def test_a_service_that_cannot_reach_kafka_at_start_exits_75_with_the_reason(no_kafka, service):
+    address, env = no_kafka
+    r = croupier(env, *service)
+    assert r.returncode == EXIT_UNAVAILABLE, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    assert f"croupier serve {service[1]}: cannot reach Kafka at {address}" in r.stderr
+
+
+def test_a_service_that_cannot_reach_redis_at_start_exits_75_with_the_reason():
+    address = f"redis://127.0.0.1:{free_port()}/0"
+    env = service_env(f"127.0.0.1:{free_port()}", address, "away.")
+    r = croupier(env, "serve", "projector")
+    assert r.returncode == EXIT_UNAVAILABLE, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    assert "croupier serve projector: cannot reach Redis" in r.stderr and "Connection refused" in r.stderr
+
+
+def test_a_projector_waiting_for_kafka_stops_at_once_on_sigterm(no_kafka, tmp_path):
+    """It used to wait out the topic creation's timeout (30 s by default) first, so an
+    orchestrator's stop of a projector whose Kafka was away ended in SIGKILL."""
+    _address, env = no_kafka
+    env["CROUPIER_KAFKA_CONNECT_TIMEOUT_S"] = "60"
+    projector = Service(["serve", "projector"], env, tmp_path / "projector.log")
+    try:
+        time.sleep(3)  # well into its wait for a broker
+        assert projector.alive(), projector.tail()
+        projector.proc.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        rc = projector.proc.wait(20)
+        took = time.monotonic() - sent
+    finally:
+        projector.kill()
+    assert rc == 0, projector.tail()
+    assert took < 5, f"stopped {took:.1f} s after SIGTERM"
+    assert '"before": "joining its group"' in projector.tail() and "Traceback" not in projector.tail()

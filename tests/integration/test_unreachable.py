@@ -92,3 +92,43 @@ def test_a_projector_waiting_for_kafka_stops_at_once_on_sigterm(no_kafka, tmp_pa
     assert rc == 0, projector.tail()
     assert took < 5, f"stopped {took:.1f} s after SIGTERM"
     assert '"before": "joining its group"' in projector.tail() and "Traceback" not in projector.tail()
+
+
+def test_a_rules_replica_serves_without_redis_and_publishes_its_partitions_once_redis_answers(kafka, tmp_path):
+    """Redis carries only the routing table for a rules replica: it starts without it
+    (taking its partitions and rebuilding from Kafka), and publishes itself once Redis is up."""
+    import redis as redis_lib
+    from harness import start_rules, wait_owned
+
+    from croupier.config import StackSettings
+
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    rules, address = start_rules("journey", kafka, url, "late-redis.", tmp_path)
+    server = None
+    try:
+        deadline = time.monotonic() + 60
+        while '"rules_serving"' not in rules.tail(200):
+            assert rules.alive(), rules.tail()
+            assert time.monotonic() < deadline, rules.tail()
+            time.sleep(0.2)
+        assert "owner_publish_failed" in rules.tail(200)
+        time.sleep(3)  # past an owners refresh with Redis still away
+        assert rules.alive(), rules.tail()
+        server = subprocess.Popen([StackSettings.from_env().redis_server, "--port", str(port), "--bind", "127.0.0.1",
+                                   "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+        r = redis_lib.Redis.from_url(url)
+        for _ in range(100):
+            try:
+                r.ping()
+                break
+            except redis_lib.ConnectionError:
+                time.sleep(0.1)
+        owners = wait_owned(url, "late-redis.", "journey", 4, timeout=60, services=[rules])
+        assert set(owners.values()) == {address}
+        assert r.get("late-redis.croupier:partitions:journey") == b"4"
+    finally:
+        rules.stop()
+        if server is not None:
+            server.terminate()
+            server.wait(10)

@@ -304,7 +304,13 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     advertise = settings.advertise or f"{settings.host}:{port}"
     rds = redis.Redis.from_url(settings.redis_url, socket_timeout=2)
     okey = owners_key(settings.key_prefix, settings.game)
-    rds.set(partitions_key(settings.key_prefix, settings.game), partitions)
+    try:
+        rds.set(partitions_key(settings.key_prefix, settings.game), partitions)
+    except redis.RedisError as exc:
+        # Redis carries only the routing table (and snapshots, which the log can stand in
+        # for): serve without it, rebuilding the games from Kafka now; keep_published
+        # writes the table within OWNERS_REFRESH_S of Redis answering.
+        log.warning("owner_publish_failed", error=str(exc))
     owners_cache: dict[int, str] = {}
 
     release = rds.register_script(

@@ -32,6 +32,12 @@ def service_env(kafka: str, redis_url: str, prefix: str, **extra: str) -> dict[s
     return env
 
 
+def croupier(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """One `croupier` command run to its end, its output captured."""
+    return subprocess.run([sys.executable, "-m", "croupier.cli.main", *args], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 class Service:
     def __init__(self, args: list[str], env: dict[str, str], log_path: Path):
         self.args = args

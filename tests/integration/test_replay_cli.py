@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import subprocess
-import sys
 import uuid
 
 import pytest
-from harness import ROOT, service_env, start_rules, wait_owned
+from harness import croupier, service_env, start_rules, wait_owned
 from rules_driver import play
 
 from croupier.rules.client import RulesClient
@@ -26,11 +24,6 @@ def prefix(redis):
     keys = list(redis.scan_iter(match=f"{value}*"))
     if keys:
         redis.delete(*keys)
-
-
-def croupier(env, *args):
-    return subprocess.run([sys.executable, "-m", "croupier.cli.main", *args], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
 
 
 def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_path):

@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
-from harness import ROOT, Service, free_port, service_env
+from harness import Service, croupier, free_port, service_env
 
 from croupier.cli.main import EXIT_UNAVAILABLE
-
-
-def croupier(env, *args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "croupier.cli.main", *args], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture
@@ -39,7 +33,7 @@ def one_clear_line(stderr: str, *words: str) -> None:
                                   ("export", "--all", "--game", "journey")])
 def test_an_operator_command_says_kafka_is_away_and_exits_75(no_kafka, args):
     address, env = no_kafka
-    r = croupier(env, *args)
+    r = croupier(env, *args, timeout=60)
     assert r.returncode == EXIT_UNAVAILABLE == 75, r.stdout + r.stderr
     one_clear_line(r.stderr, f"croupier {args[0]}:", "cannot reach Kafka", address, "2 s")
 
@@ -50,7 +44,7 @@ def test_a_rebuild_while_kafka_is_away_drops_no_view(no_kafka, redis, redis_pref
     address, env = no_kafka
     views = f"{redis_prefix}g:{{g-1}}:views"
     redis.hset(views, "0", "{}")
-    r = croupier(env, "projector", "rebuild")
+    r = croupier(env, "projector", "rebuild", timeout=60)
     assert r.returncode == EXIT_UNAVAILABLE, r.stdout + r.stderr
     one_clear_line(r.stderr, "croupier projector:", "cannot reach Kafka", address)
     assert redis.hgetall(views) == {b"0": b"{}"} and redis.get(f"{redis_prefix}projector:epoch") is None
@@ -59,7 +53,7 @@ def test_a_rebuild_while_kafka_is_away_drops_no_view(no_kafka, redis, redis_pref
 @pytest.mark.parametrize("service", [["serve", "projector"], ["serve", "rules", "--game", "journey", "--port", "0"]])
 def test_a_service_that_cannot_reach_kafka_at_start_exits_75_with_the_reason(no_kafka, service):
     address, env = no_kafka
-    r = croupier(env, *service)
+    r = croupier(env, *service, timeout=60)
     assert r.returncode == EXIT_UNAVAILABLE, r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
     assert f"croupier serve {service[1]}: cannot reach Kafka at {address}" in r.stderr
@@ -68,7 +62,7 @@ def test_a_service_that_cannot_reach_kafka_at_start_exits_75_with_the_reason(no_
 def test_a_service_that_cannot_reach_redis_at_start_exits_75_with_the_reason():
     address = f"redis://127.0.0.1:{free_port()}/0"
     env = service_env(f"127.0.0.1:{free_port()}", address, "away.")
-    r = croupier(env, "serve", "projector")
+    r = croupier(env, "serve", "projector", timeout=60)
     assert r.returncode == EXIT_UNAVAILABLE, r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
     assert "croupier serve projector: cannot reach Redis" in r.stderr and "Connection refused" in r.stderr

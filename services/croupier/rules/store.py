@@ -49,7 +49,6 @@ class KafkaUnreachable(ConnectionError):
     def __init__(self, bootstrap: str, timeout_s: float, cause: BaseException):
         super().__init__(f"cannot reach Kafka at {bootstrap} (CROUPIER_KAFKA_BOOTSTRAP): "
                          f"no broker answered within {timeout_s:g} s ({type(cause).__name__})")
-        self.bootstrap = bootstrap
 
 
 class LogReadStalled(TimeoutError):

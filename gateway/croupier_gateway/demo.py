@@ -88,10 +88,39 @@ async def run_demo(launcher: Launcher, games: list[str], tables_per_game: int, p
     await client.close()
 
 
+EXIT_UNAVAILABLE = 75  # as every croupier command whose Kafka or Redis is away (croupier.cli.main)
+
+
+def stack_missing(kafka_bootstrap: str, redis_url: str) -> str | None:
+    """What of the local stack does not answer (its address, and the setting that makes it),
+    or None when both do.
+    Asked before any service starts: without it the services would each wait out their
+    connect timeout and the demo would end 30 s later with the same news."""
+    import redis
+
+    from croupier.stack.kafka import broker_ready
+
+    if not broker_ready(kafka_bootstrap, timeout=5.0):
+        return f"Kafka at {kafka_bootstrap} (CROUPIER_KAFKA_PORT)"
+    client = redis.Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+    except (redis.RedisError, OSError):
+        return f"Redis at {redis_url} (CROUPIER_REDIS_PORT)"
+    finally:
+        client.close()
+    return None
+
+
 def main(*, tables_per_game: int = 1, pace_s: float = 0.4, stop_stack: bool = False) -> int:
     from croupier.config import StackSettings
 
     stack_settings = StackSettings.from_env()
+    missing = stack_missing(stack_settings.kafka_bootstrap, stack_settings.redis_url)
+    if missing is not None:
+        print(f"croupier demo: {missing} does not answer. Is the local stack up? `croupier stack up` "
+              "starts it (`make run` starts it and then the demo).", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     operator_token = os.environ.get("CROUPIER_OPERATOR_TOKEN") or secrets.token_urlsafe(16)
     env = {
         "CROUPIER_KAFKA_BOOTSTRAP": stack_settings.kafka_bootstrap,

@@ -126,3 +126,21 @@ def test_a_rules_replica_serves_without_redis_and_publishes_its_partitions_once_
         if server is not None:
             server.terminate()
             server.wait(10)
+
+
+@pytest.mark.parametrize("away", ["kafka", "redis"])
+def test_the_demo_without_the_stack_says_to_start_it_and_starts_no_service(kafka, redis_url, tmp_path, away):
+    """`croupier demo` runs on the local stack (`make run` starts it first). Run alone with
+    the stack down, it names what does not answer and how to start it, at once, before
+    it starts any service (each of which would otherwise wait out its connect timeout)."""
+    dead = str(free_port())
+    env = {**service_env(kafka, redis_url, "demo-away."),
+           "CROUPIER_STACK_HOST": "127.0.0.1",
+           "CROUPIER_KAFKA_PORT": dead if away == "kafka" else kafka.rsplit(":", 1)[1],
+           "CROUPIER_REDIS_PORT": dead if away == "redis" else redis_url.rsplit(":", 1)[1].split("/")[0],
+           "CROUPIER_STATE_DIR": str(tmp_path / "state")}
+    r = croupier(env, "demo", timeout=60)
+    assert r.returncode == EXIT_UNAVAILABLE, r.stdout + r.stderr
+    one_clear_line(r.stderr, "croupier demo:", f"127.0.0.1:{dead}", "Is the local stack up?", "croupier stack up")
+    assert ("Kafka at" if away == "kafka" else "Redis at") in r.stderr
+    assert "starting" not in r.stdout and not (tmp_path / "state" / "logs").exists()

@@ -13,6 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
+from croupier.config import StackSettings
 from croupier.engine import registry
 from croupier_gateway.bots import create_and_seat, default_bot, play_seat
 from croupier_gateway.client import HttpGateway
@@ -88,36 +89,28 @@ async def run_demo(launcher: Launcher, games: list[str], tables_per_game: int, p
     await client.close()
 
 
-EXIT_UNAVAILABLE = 75  # as every croupier command whose Kafka or Redis is away (croupier.cli.main)
+_SETTING = {"kafka": "CROUPIER_KAFKA_PORT", "redis": "CROUPIER_REDIS_PORT"}
 
 
-def stack_missing(kafka_bootstrap: str, redis_url: str) -> str | None:
+def stack_missing(stack_settings: StackSettings) -> str | None:
     """What of the local stack does not answer (its address, and the setting that makes it),
-    or None when both do.
-    Asked before any service starts: without it the services would each wait out their
-    connect timeout and the demo would end 30 s later with the same news."""
-    import redis
+    or None when both do: the probes `croupier stack status` uses. Asked before any service
+    starts: without it the services would each wait out their connect timeout and the demo
+    would end 30 s later with the same news."""
+    from croupier import stack
 
-    from croupier.stack.kafka import broker_ready
-
-    if not broker_ready(kafka_bootstrap, timeout=5.0):
-        return f"Kafka at {kafka_bootstrap} (CROUPIER_KAFKA_PORT)"
-    client = redis.Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=2)
-    try:
-        client.ping()
-    except (redis.RedisError, OSError):
-        return f"Redis at {redis_url} (CROUPIER_REDIS_PORT)"
-    finally:
-        client.close()
+    for node in stack.nodes(stack_settings):
+        if not node.probe():
+            return f"{node.name.capitalize()} at {node.endpoint} ({_SETTING[node.name]})"
     return None
 
 
 def main(*, tables_per_game: int = 1, pace_s: float = 0.4, stop_stack: bool = False) -> int:
-    from croupier.config import StackSettings
-
     stack_settings = StackSettings.from_env()
-    missing = stack_missing(stack_settings.kafka_bootstrap, stack_settings.redis_url)
+    missing = stack_missing(stack_settings)
     if missing is not None:
+        from croupier.cli.main import EXIT_UNAVAILABLE
+
         print(f"croupier demo: {missing} does not answer. Is the local stack up? `croupier stack up` "
               "starts it (`make run` starts it and then the demo).", file=sys.stderr)
         return EXIT_UNAVAILABLE

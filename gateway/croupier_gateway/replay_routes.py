@@ -29,16 +29,14 @@ ToSeq = Annotated[int | None, Query(ge=1, le=2**62, description="the step (seq) 
 
 
 async def _log(gw: Any, game_id: str) -> list[Envelope]:
-    from kafka.errors import KafkaError
-
     from croupier.rules.settings import KafkaSettings
-    from croupier.rules.store import KafkaUnreachable, LogReadStalled, read_game
+    from croupier.rules.store import LOG_UNREADABLE, read_game
 
     game_type = await gw.game_type_of(game_id)
     settings = KafkaSettings.from_env()
     try:
         envelopes = await asyncio.get_running_loop().run_in_executor(None, read_game, settings, game_id, [game_type])
-    except (KafkaUnreachable, KafkaError, LogReadStalled) as exc:
+    except LOG_UNREADABLE as exc:
         # Kafka away at the start of the read, or gone in the middle of it (a read that
         # fails or stalls): nothing is wrong with the request, and the log is intact; the
         # same request works later.

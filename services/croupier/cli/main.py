@@ -48,13 +48,12 @@ def unreachable(exc: BaseException) -> str | None:
     """Words for an operator when exc says Kafka or Redis is away (not that the command was
     wrong), else None."""
     import redis
-    from kafka.errors import KafkaError
 
-    from croupier.rules.store import KafkaUnreachable, LogReadStalled
+    from croupier.rules.store import LOG_UNREADABLE, KafkaUnreachable
 
     if isinstance(exc, KafkaUnreachable):
         return str(exc)
-    if isinstance(exc, (KafkaError, LogReadStalled)):  # a read of the log that failed or stalled midway
+    if isinstance(exc, LOG_UNREADABLE):  # a read of the log that failed or stalled midway
         return f"the Kafka log cannot be read now: {exc}"
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
         return f"cannot reach Redis (CROUPIER_REDIS_URL): {exc}"

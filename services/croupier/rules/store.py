@@ -55,6 +55,12 @@ class LogReadStalled(TimeoutError):
     """A read of the log made no progress for its stall_s: the broker went away midway."""
 
 
+# Every way a read of the log fails because Kafka is away, not because the request was
+# wrong: no broker at the start, a client error, or a read stalled midway. The CLI exits 75
+# on them and the gateway answers 503; the same request may work later.
+LOG_UNREADABLE: tuple[type[BaseException], ...] = (KafkaUnreachable, KafkaError, LogReadStalled)
+
+
 def kafka_client(cls, settings: KafkaSettings, **config):
     """A kafka-python client that has reached a broker, or KafkaUnreachable once the settings'
     connect_timeout_s has passed without one."""

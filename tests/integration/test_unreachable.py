@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
+import uuid
 
 import pytest
 from harness import Service, croupier, free_port, service_env
@@ -96,9 +97,10 @@ def test_a_rules_replica_serves_without_redis_and_publishes_its_partitions_once_
 
     from croupier.config import StackSettings
 
+    prefix = f"late-redis-{uuid.uuid4().hex[:8]}."  # its own topic and group: no earlier run's in the way
     port = free_port()
     url = f"redis://127.0.0.1:{port}/0"
-    rules, address = start_rules("journey", kafka, url, "late-redis.", tmp_path)
+    rules, address = start_rules("journey", kafka, url, prefix, tmp_path)
     server = None
     try:
         deadline = time.monotonic() + 60
@@ -118,9 +120,9 @@ def test_a_rules_replica_serves_without_redis_and_publishes_its_partitions_once_
                 break
             except redis_lib.ConnectionError:
                 time.sleep(0.1)
-        owners = wait_owned(url, "late-redis.", "journey", 4, timeout=60, services=[rules])
+        owners = wait_owned(url, prefix, "journey", 4, timeout=60, services=[rules])
         assert set(owners.values()) == {address}
-        assert r.get("late-redis.croupier:partitions:journey") == b"4"
+        assert r.get(f"{prefix}croupier:partitions:journey") == b"4"
     finally:
         rules.stop()
         if server is not None:

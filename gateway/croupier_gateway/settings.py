@@ -146,4 +146,6 @@ class GatewaySettings:
             log.warning("dev_signing_key", hint="set CROUPIER_GATEWAY_SIGNING_KEY: seat tokens are forgeable with the default")
         if len(settings.signing_key) < 16:
             raise SettingsError("CROUPIER_GATEWAY_SIGNING_KEY must be at least 16 characters")
+        if settings.previous_signing_key and len(settings.previous_signing_key) < 16:
+            raise SettingsError("CROUPIER_GATEWAY_PREVIOUS_SIGNING_KEY must be at least 16 characters (or unset)")
         return settings

@@ -194,18 +194,21 @@ def test_points_tile_pays_its_value_not_doubled_for_the_researcher():
     assert view(after, 0)["tiles"]["red"][3] == "points-10-a"  # the tile stays on the board
 
 
-def test_setting_points_tile_pays_only_the_first_arrival():
+def test_points_tile_pays_every_arrival_by_default_and_only_the_first_with_the_setting():
+    """The rule text: the tile "remains face-up on the space", so a later figure reaching it is
+    paid too (the README default); `vp_first_arrival_only` pays only the first in an expedition."""
     tile_map = {("red", 4): "points-10-a"}
     hand1 = ["red-1-a", "red-2-a"] + H1[:6]
     setup = [*on_path(0, "red-3-a", 4), PointsFound(seat=0, color="red", step=4, tile="points-10-a", points=10),
              *on_path(1, "red-1-a", 3)]
     sc = position(2, [H0, hand1], *setup, current=1, tile_map=tile_map)
     sc.when(PlayOnPath(seat=1, card="red-2-a")).then(
-        CardPlayed(seat=1, card="red-2-a"), FigureMoved(seat=1, color="red", step=4))
-    sc = position(2, [H0, hand1], *setup, current=1, tile_map=tile_map, options={"vp_first_arrival_only": False})
-    sc.when(PlayOnPath(seat=1, card="red-2-a")).then(
         CardPlayed(seat=1, card="red-2-a"), FigureMoved(seat=1, color="red", step=4),
         PointsFound(seat=1, color="red", step=4, tile="points-10-a", points=10))
+    assert view(sc.then_state(), 1)["players"][1]["chips"] == 10
+    sc = position(2, [H0, hand1], *setup, current=1, tile_map=tile_map, options={"vp_first_arrival_only": True})
+    sc.when(PlayOnPath(seat=1, card="red-2-a")).then(
+        CardPlayed(seat=1, card="red-2-a"), FigureMoved(seat=1, color="red", step=4))
 
 
 def test_arrow_tile_lets_the_player_move_any_own_figure_and_arrows_chain():

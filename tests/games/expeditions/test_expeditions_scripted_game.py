@@ -11,6 +11,10 @@ placement in all three expeditions):
     red       artefact-7  arrow-9      artefact-8   points-15-b  artefact-9
 
 Step values: -20 -15 -10 5 10 15 | bridge | 30 35 50.
+
+It is played with the `vp_first_arrival_only` setting on (a points tile pays only its first
+finder in an expedition), the default when it was scored; the default now pays every arrival,
+which test_expeditions_rules.py checks.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ def order(hand_a, hand_b, supply_top=()):
 class Game:
     def __init__(self, outcomes):
         self.rng = ScriptedRng(outcomes)
-        self.state = SPEC.initial_state(SPEC.parse_options({}), 2)
+        self.state = SPEC.initial_state(SPEC.parse_options({"vp_first_arrival_only": True}), 2)
         self.log = []
         self.act(Start())
 

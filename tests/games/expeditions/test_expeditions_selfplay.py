@@ -13,7 +13,7 @@ from croupier.games.expeditions import SPEC
 EVERY_OPTION_ON = {
     "board": "gentle",
     "tile_spaces": "3,5,7,8,9",
-    "vp_first_arrival_only": False,
+    "vp_first_arrival_only": True,
     "artefact_table": "mild",
     "strict_start": True,
 }

@@ -18,8 +18,9 @@ OPTIONS = (
                choices=tuple(CONTENT.boards)),
     OptionSpec("tile_spaces", "2,4,6,7,9", "the steps of each path that hold an event tile",
                choices=tuple(CONTENT.tile_layouts)),
-    OptionSpec("vp_first_arrival_only", True,
-               "a victory point tile stays on the board but pays only the first figure to reach it"),
+    OptionSpec("vp_first_arrival_only", False,
+               "a victory point tile pays only the first figure to reach it in an expedition "
+               "(off: it stays on the board and pays every figure that reaches it, as the rule text says)"),
     OptionSpec("artefact_table", "standard", "the end-of-game table of points for artefact chips (content/board.yaml)",
                choices=tuple(CONTENT.artefact_tables)),
     OptionSpec("strict_start", False, "a path must begin with the lowest card of that colour in hand"),

@@ -68,7 +68,7 @@ def initial_state(options: Mapping[str, Any], seats: int) -> State:
         options.get("board", "standard"),
         options.get("tile_spaces", "2,4,6,7,9"),
         options.get("artefact_table", "standard"),
-        bool(options.get("vp_first_arrival_only", True)),
+        bool(options.get("vp_first_arrival_only", False)),
         bool(options.get("strict_start", False)),
     )
     return State(cfg=cfg, seats=seats)

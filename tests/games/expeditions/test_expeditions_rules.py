@@ -206,7 +206,9 @@ def test_points_tile_pays_every_arrival_by_default_and_only_the_first_with_the_s
         CardPlayed(seat=1, card="red-2-a"), FigureMoved(seat=1, color="red", step=4),
         PointsFound(seat=1, color="red", step=4, tile="points-10-a", points=10))
     assert view(sc.then_state(), 1)["players"][1]["chips"] == 10
+    assert view(sc.then_state(), 1)["spent"] == []  # what a bot reads: the tile still pays
     sc = position(2, [H0, hand1], *setup, current=1, tile_map=tile_map, options={"vp_first_arrival_only": True})
+    assert view(sc.state, 1)["spent"] == ["points-10-a"]
     sc.when(PlayOnPath(seat=1, card="red-2-a")).then(
         CardPlayed(seat=1, card="red-2-a"), FigureMoved(seat=1, color="red", step=4))
 

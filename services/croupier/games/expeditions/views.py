@@ -77,7 +77,8 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "crossings": state.crossings,
         "tiles": tiles,
         "tile_points": tile_points,
-        "spent": sorted(state.spent),
+        # the points tiles that pay no more this expedition: none unless first arrival only
+        "spent": sorted(state.spent) if cfg.vp_first_arrival_only else [],
         "supply_count": len(state.supply),
         "removed_count": len(state.removed),
         "discards": discards,

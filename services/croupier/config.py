@@ -175,7 +175,8 @@ class KafkaSettings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> KafkaSettings:
         env = Env(environ)
         port = env.port("KAFKA_PORT", DEFAULT_KAFKA_PORT)
-        bootstrap = env.str("KAFKA_BOOTSTRAP", f"{DEFAULT_HOST}:{port}")
+        # by default, where `croupier stack` puts the broker: its host and port settings
+        bootstrap = env.str("KAFKA_BOOTSTRAP", f"{env.str('STACK_HOST', DEFAULT_HOST)}:{port}")
         for server in bootstrap.split(","):
             if not re.fullmatch(r"[^\s:,]+:\d{1,5}", server.strip()):
                 raise ConfigError(
@@ -194,7 +195,7 @@ class RedisSettings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RedisSettings:
         env = Env(environ)
         port = env.port("REDIS_PORT", DEFAULT_REDIS_PORT)
-        url = env.str("REDIS_URL", f"redis://{DEFAULT_HOST}:{port}/0")
+        url = env.str("REDIS_URL", f"redis://{env.str('STACK_HOST', DEFAULT_HOST)}:{port}/0")
         if not re.match(r"^(redis|rediss|unix)://", url):
             raise ConfigError(f"{PREFIX}REDIS_URL={url!r} is not valid: expected redis://host:port/db")
         return cls(url=url)

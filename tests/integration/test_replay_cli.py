@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import socket
 import uuid
 
 import pytest
@@ -72,6 +73,12 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_
         assert r.returncode == 2 and "seat 7" in r.stderr
 
         at = next(x["seq"] - 1 for x in rows[40:] if x["cause"] is not None)  # where a command's events end
+        # no replica answers at that address: retryable, so 75 (not 2, bad input), nothing forked
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            closed = f"127.0.0.1:{s.getsockname()[1]}"
+        r = croupier(env, "fork", gid, "--at", str(at), "--rules", closed)
+        assert r.returncode == 75 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
         r = croupier(env, "fork", gid, "--at", str(at), "--rules", addr)
         assert r.returncode == 0, r.stderr
         fork_id = json.loads(r.stdout)["game_id"]

@@ -33,6 +33,11 @@ def test_env_overrides(tmp_path: Path) -> None:
     assert KafkaSettings.from_env(env).bootstrap_servers == "127.0.0.1:29092"
     assert RedisSettings.from_env(env).url == "redis://127.0.0.1:26379/0"
     assert KafkaSettings.from_env({**env, "CROUPIER_KAFKA_BOOTSTRAP": "a:1,b:2"}).bootstrap_servers == "a:1,b:2"
+    # ... and its host: a stack moved to another loopback address is still found.
+    moved = {**env, "CROUPIER_STACK_HOST": "127.0.0.2"}
+    assert StackSettings.from_env(moved).host == "127.0.0.2"
+    assert KafkaSettings.from_env(moved).bootstrap_servers == "127.0.0.2:29092"
+    assert RedisSettings.from_env(moved).url == "redis://127.0.0.2:26379/0"
 
 
 @pytest.mark.parametrize(

@@ -92,8 +92,12 @@ def load(args: argparse.Namespace) -> list[Envelope]:
 
 
 def _fail(exc: Rejection) -> int:
+    """2 for what was wrong with the command; 75 (as for Kafka or Redis away) when no rules
+    replica answered, so the same command may work later."""
+    from croupier.cli.main import EXIT_UNAVAILABLE
+
     print(f"croupier: {exc.message}", file=sys.stderr)
-    return 2
+    return EXIT_UNAVAILABLE if exc.kind == "unavailable" else 2
 
 
 def cmd_export(args: argparse.Namespace) -> int:

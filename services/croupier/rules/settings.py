@@ -28,7 +28,8 @@ def env_int(name: str, default: int, minimum: int | None = None) -> int:
 
 
 def redis_url_from_env() -> str:
-    """CROUPIER_REDIS_URL, else 127.0.0.1 on CROUPIER_REDIS_PORT: checked to be a Redis URL."""
+    """CROUPIER_REDIS_URL, else the stack's host (CROUPIER_STACK_HOST, 127.0.0.1) on CROUPIER_REDIS_PORT:
+    checked to be a Redis URL."""
     return RedisAddress.from_env().url
 
 

@@ -90,6 +90,7 @@ def rules_worker(address: str, games: int, seconds: float, rate: float, seed: in
             await asyncio.get_running_loop().run_in_executor(None, go.wait)
         latencies: list[float] = []
         errors = 0
+        unsent = 0  # open loop: a tick when every game still waited for its last answer
         done = 0
         deadline = time.perf_counter() + seconds
 
@@ -139,7 +140,7 @@ def rules_worker(address: str, games: int, seconds: float, rate: float, seed: in
                     await asyncio.sleep(nxt - now)
                 nxt += interval
                 if not idle:
-                    errors += 1  # offered load that could not be sent: every game busy
+                    unsent += 1  # offered load that could not be sent: every game busy
                     continue
                 task = asyncio.create_task(run(idle.popleft()))
                 pending.add(task)
@@ -149,7 +150,7 @@ def rules_worker(address: str, games: int, seconds: float, rate: float, seed: in
         if commands is not None:
             await commands.close()
         await channel.close()
-        out.put({"latencies": latencies, "errors": errors, "done": done})
+        out.put({"latencies": latencies, "errors": errors, "unsent": unsent, "done": done})
 
     run(main())
 
@@ -258,8 +259,8 @@ def run_workers(target, args_for, workers: int, meter: "CpuMeter | None" = None)
         p.join()
     elapsed = time.perf_counter() - t0
     lat = [x for r in results for x in r["latencies"]]
-    r = {"done": sum(r["done"] for r in results), "errors": sum(r["errors"] for r in results), "latencies": lat,
-         "wall": elapsed}
+    r = {"done": sum(r["done"] for r in results), "errors": sum(r["errors"] for r in results),
+         "unsent": sum(r.get("unsent", 0) for r in results), "latencies": lat, "wall": elapsed}
     if cpu is not None:
         r["cpu_s"] = cpu
     return r
@@ -269,7 +270,10 @@ def summarize(r: dict, seconds: float) -> dict:
     lat = r["latencies"]
     out = {
         "per_s": round(r["done"] / seconds, 1),
+        # errors: commands that failed; unsent: ticks of an open loop's offered load that found
+        # all of its games still waiting for an answer (the load was more than could be served)
         "errors": r["errors"],
+        "unsent": r.get("unsent", 0),
         "p50_ms": round(pct(lat, 0.50) * 1000, 2),
         "p99_ms": round(pct(lat, 0.99) * 1000, 2),
         "max_ms": round(max(lat) * 1000, 2) if lat else None,

@@ -777,11 +777,12 @@ def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
     line(f"  throughput  {report['throughput_per_s']:,.1f} commands/s ({report['commands']:,} commands; "
          f"moves {report['moves_per_s']:,.1f}/s{served})")
     line(f"  latency     p50 {lat['p50_ms']} ms  p95 {lat['p95_ms']} ms  p99 {lat['p99_ms']} ms  max {lat['max_ms']} ms")
-    line(f"  {'':<22}{'count':>9}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'max ms':>10}")
+    width = max([20, *(len(name) + 1 for name in (*report["by_kind"], *report["by_game"]))])
+    line(f"  {'':<{width + 2}}{'count':>9}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'max ms':>10}")
     for title, rows in (("by kind", report["by_kind"]), ("by game", report["by_game"])):
         line(f"  {title}")
         for name, s in rows.items():
-            line(f"    {name:<20}{s['count']:>9,}{s['p50_ms']:>10}{s['p95_ms']:>10}{s['p99_ms']:>10}{s['max_ms']:>10}")
+            line(f"    {name:<{width}}{s['count']:>9,}{s['p50_ms']:>10}{s['p95_ms']:>10}{s['p99_ms']:>10}{s['max_ms']:>10}")
     line(f"  errors      {report['errors']}" + "".join(f"\n    {k}: {n}" for k, n in report["errors_by_kind"].items()))
     if report["refusals"]:
         line("  refusals    " + ", ".join(f"{k} {n}" for k, n in report["refusals"].items())

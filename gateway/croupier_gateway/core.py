@@ -323,10 +323,21 @@ class Gateway(OperatorDesk):
                                             bot=bot or "", entropy=entropy, command_id=f"join:{seat}:{cid}")
         response = await self._call(game_type, game_id, "JoinSeat", request)
         # The join's batch starts with its SeatJoined event (the start and deal may follow).
-        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=int(response.result.first_seq))
+        joined = int(response.result.first_seq)
+        version = int(response.result.version)
+        if response.result.duplicate:
+            # A retried join (its answer was lost) gets a token only while that join still
+            # holds the seat: once it was left, the command_id must not take the seat back
+            # from whoever holds it now. A leave answers after its projection, so the read
+            # models show every leave acknowledged before this retry.
+            await self.wait_projected(game_id, version)
+            if (await self.reads.joined_at(game_id, seat))[1] != joined:
+                raise ApiError("conflict", "join_undone",
+                               f"this join of seat {seat} was undone by a leave (the seat is free or someone else's "
+                               "now); join again with a new command_id")
+        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=joined)
         await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
         self.holders.forget(game_id)
-        version = int(response.result.version)
         await self.wait_projected(game_id, version)
         log.info("seat_joined", game_id=game_id, seat=seat)
         return {"game_id": game_id, "seat": seat, "token": token, "expires_at": claims.exp, "version": version}

@@ -206,10 +206,13 @@ class FakeRouter:
 
             cmd = table.host.decode_action(json.loads(request.action_json), request.seat)
         expected = request.expected_version if method == "HandleCommand" and request.HasField("expected_version") else None
+        # A command_id seen before gets its original result, marked, as from a rules replica.
+        duplicate = bool(request.command_id) and request.command_id in table._seen
         envs = table.handle(cmd, command_id=request.command_id, expected_version=expected)
         project(self.r, self.keys, table, feed_views=self.feed_views)
         result = rules_pb2.CommandResult(game_id=game_id, first_seq=envs[0].seq, last_seq=envs[-1].seq,
-                                         version=table.state.version)
+                                         version=envs[-1].seq if duplicate else table.state.version,
+                                         duplicate=duplicate)
         return getattr(rules_pb2, f"{method}Response")(result=result)
 
     async def owner_of(self, game_type, game_id, refresh=False):

@@ -178,6 +178,27 @@ def test_leave_frees_the_seat_and_its_token_stops_working(client):
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(t0b)).json()["seat"] == 0
 
 
+def test_a_retried_join_gets_a_token_only_while_that_join_holds_the_seat(client):
+    gid = create(client, 3)
+    first = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a"})
+    assert first.status_code == 201
+    # its answer lost, the same join again: the seat is still this join's, so a token
+    again = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a"})
+    assert again.status_code == 201, again.text
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(again.json()["token"])).json()["seat"] == 0
+    assert client.delete(f"/v1/tables/{gid}/seats/0", headers=bearer(again.json()["token"])).status_code == 200
+    b = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "b", "command_id": "join-b"}).json()["token"]
+    # once left, the old join's command_id does not take the seat back from b
+    stale = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a"})
+    assert error(stale, 409)["code"] == "join_undone"
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(b)).json()["seat"] == 0
+    assert client.get(f"/v1/tables/{gid}").json()["players"][0]["player"] == "b"
+    # nor a free seat: a new join is a new command_id
+    assert client.delete(f"/v1/tables/{gid}/seats/0", headers=bearer(b)).status_code == 200
+    assert error(client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a"}), 409)
+    assert client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a2"}).status_code == 201
+
+
 def test_body_size_limit(client):
     r = client.post("/v1/tables", content=b"{" + b" " * 70_000 + b"}", headers={"content-type": "application/json"})
     assert error(r, 413)["code"] == "body_too_large"

@@ -428,7 +428,7 @@ class Gateway(OperatorDesk):
         and hands this one its own seat's."""
         check_game_id(game_id)
         seat = claims.seat if claims else None
-        async with self.fanout.viewer(game_id, seat, from_version) as viewer:
+        async with self.fanout.viewer(game_id, seat, from_version, claims.jti if claims else None) as viewer:
             # A table this gateway has just created or joined may not be projected yet.
             appear_by = time.monotonic() + (NEW_GAME_WAIT_S if claims or game_id in self._types else 0)
             snap = await self.reads.snapshot(game_id, seat)

@@ -19,6 +19,11 @@ streams get the error (a 503, as before) and a new stream makes a new room.
 The read also refreshes the seat holders' cache (holders.py) for the room's seats; a room fed
 by messages leaves it to the commands' own check, which reads a holder once its entry is
 older than the cache's TTL.
+
+A seated stream holds its token's jti. A `seats` message (a gateway changed a holder of the
+game) makes the room read, and every read compares the holders with its seated streams: a
+stream whose token no longer holds its seat (left, or left and taken by someone else) ends
+with `unauthenticated` at once, before the seat's next view could reach it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from croupier.projector import feed
+from croupier_gateway.errors import unauthenticated
 from croupier_gateway.feed import FeedHub, Watch
 from croupier_gateway.holders import HolderCache
 from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text
@@ -38,11 +44,12 @@ SPECTATOR_FIELD = SPECTATOR.encode()
 class Viewer(Watch):
     """One stream's place in a room: woken when the room has something for it."""
 
-    __slots__ = ("seat", "last", "seen", "pending", "error")
+    __slots__ = ("seat", "jti", "last", "seen", "pending", "error")
 
-    def __init__(self, seat: int | None, last: int) -> None:
+    def __init__(self, seat: int | None, last: int, jti: str | None = None) -> None:
         super().__init__()
         self.seat = seat
+        self.jti = jti  # the token's, for a seat: the stream lasts while it holds the seat
         self.last = last  # the newest version this stream has sent (or was asked to start after)
         self.seen = -1  # the newest version a read for this viewer has found
         self.pending: Snapshot | None = None  # newer than `last`, not taken yet
@@ -116,10 +123,10 @@ class Room(Watch):
     def _must_read(self) -> bytes | None | bool:
         """What the messages since the last wait call for: None, nothing; the views message
         of the newest version they named, to hand out; True, a read."""
-        version, other, views = self.version, self.other, self.views
-        self.version, self.other, self.views = 0, False, None
-        if other:
-            return True
+        version, other, views, seats = self.version, self.other, self.views, self.seats
+        self.version, self.other, self.views, self.seats = 0, False, None, False
+        if other or seats and any(v.jti is not None for v in self.viewers):
+            return True  # (a holder change: the read checks the seated streams' tokens)
         if not version:
             return None  # only a change of seat holders: the views are the same
         if all(v.seen >= version for v in self.viewers):
@@ -165,15 +172,26 @@ class Room(Watch):
                     fields.append(f"actions:{v.seat}")
         # The seats' holders come along (one command more in the same transaction): the
         # holder cache stays fresh at every update, so the next command of a seat costs no read.
+        # They also end the streams of tokens that no longer hold their seats.
         holders = self.fanout.holders
-        seats = [seat for seat in index if seat is not None] if holders is not None else []
-        if seats:
+        seats = [seat for seat in index if seat is not None]
+        stamp = None
+        if seats and holders is not None:
             stamp, read_at = holders.stamp(self.game_id), holders.now()
         version, status, values, held = await self.fanout.reads.views_and_holders(self.game_id, fields, seats)
-        if seats and stamp is not None:
-            for seat, jti in zip(seats, held):
+        holder_of = dict(zip(seats, held))
+        if stamp is not None:
+            for seat, jti in holder_of.items():
                 if jti is not None and jti != LEFT:
                     holders.put(self.game_id, seat, jti, stamp, read_at)
+        for v in viewers:
+            # No record at all (Redis lost its data) proves nothing: the commands' own check
+            # falls back to the read models then; a record of another holder, or of a leave, does.
+            if v.jti is not None and holder_of.get(v.seat) not in (None, v.jti):
+                self.viewers.discard(v)
+                v.error = unauthenticated("this token no longer holds its seat")
+                v.notify()
+        viewers = [v for v in viewers if v.error is None]
         if version is None:
             return
         snaps: dict[int | None, Snapshot | None] = {}
@@ -210,10 +228,11 @@ class Fanout:
         return len(self._rooms)
 
     @contextlib.asynccontextmanager
-    async def viewer(self, game_id: str, seat: int | None, last: int) -> AsyncIterator[Viewer]:
+    async def viewer(self, game_id: str, seat: int | None, last: int, jti: str | None = None) -> AsyncIterator[Viewer]:
         """A place in the game's room; returns once the room's feed subscription is confirmed,
-        so a read made after it misses no update."""
-        viewer = Viewer(seat, last)
+        so a read made after it misses no update. With the jti of a seat's token, the place
+        lasts while that token holds the seat."""
+        viewer = Viewer(seat, last, jti)
         room = self._rooms.get(game_id)
         if room is None or room.failed:
             room = self._rooms[game_id] = Room(self, game_id)

@@ -48,7 +48,7 @@ class Watch:
     croupier.projector.feed), whether one said something else (`other`: a reconnect, an
     unknown payload), and whether any came at all."""
 
-    __slots__ = ("_notified", "_waiter", "version", "views", "other")
+    __slots__ = ("_notified", "_waiter", "version", "views", "other", "seats")
 
     def __init__(self) -> None:
         self._notified = False
@@ -56,6 +56,7 @@ class Watch:
         self.version = 0
         self.views: bytes | None = None
         self.other = False
+        self.seats = False  # a message said the seat holders changed
 
     def notify(self, version: int | None = None, seats: bool = False, views: bytes | None = None) -> None:
         """A message: `version` if it named one (with `views`, the projector's message that
@@ -66,7 +67,9 @@ class Watch:
                 self.views = views
             elif version == self.version and views is not None:
                 self.views = views
-        elif not seats:
+        elif seats:
+            self.seats = True
+        else:
             self.other = True
         self._notified = True
         waiter = self._waiter

@@ -331,3 +331,42 @@ def test_a_malformed_action_is_refused_every_time(fake_stack):
         return errors
 
     assert run(fake_stack, scenario) == [("malformed", "action")] * 5
+
+
+@pytest.mark.parametrize("feed_views", [True, False], ids=["views-in-the-message", "version-alone"])
+def test_a_stream_ends_when_its_token_loses_the_seat_before_the_next_holder_is_dealt(fake_stack, feed_views):
+    """A seat's stream on one gateway, the seat left and taken by someone else through another:
+    the stream ends `unauthenticated` and never carries a view of the new holder's hand."""
+    fake_stack[3].feed_views = feed_views
+
+    async def scenario(a: Gateway, b: Gateway):
+        import json
+
+        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+        left = await a.join(gid, 0)
+        claims = a.signer.verify(left["token"])
+        got: list = []
+        outcome: dict = {}
+
+        async def follow():
+            try:
+                async for snap in a.updates(gid, claims, 0):
+                    got.append(snap)
+            except ApiError as exc:
+                outcome["error"] = exc
+
+        task = asyncio.create_task(follow())
+        await until(lambda: got, "the stream's first view")
+        await b.leave(left["token"], gid, 0)
+        await until(lambda: "error" in outcome, "the stream of the token that left ends")
+        # someone else takes the seat, the game starts and deals them pebbles
+        taken = await b.join(gid, 0)
+        await b.join(gid, 1)
+        snap = await b.snapshot(gid, b.signer.verify(taken["token"]))
+        assert json.loads(snap.view)["game"]["hands"][0] is not None
+        await asyncio.wait_for(task, 5)
+        return outcome["error"], [json.loads(s.view)["game"]["hands"][0] for s in got if s.status != "open"]
+
+    error, dealt = run(fake_stack, scenario, gateways=2, stream_poll_s=30.0)
+    assert error.kind == "unauthenticated"
+    assert dealt == []  # not one view with seat 0's hand reached the stream of the token that left

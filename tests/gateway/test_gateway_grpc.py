@@ -295,3 +295,41 @@ def test_a_play_stream_that_fails_before_any_update_gets_them_from_the_separate_
         response_serializer=gateway_pb2.PlayResponse.SerializeToString)}
     updates, play_streams = asyncio.run(_updates_from(handlers, 7))
     assert [u.version for u in updates] == [8, 8] and play_streams is True and len(opened) == 2
+
+
+def test_the_gateways_own_refusals_carry_their_kind_in_the_rejection_metadata(fake_stack):
+    """unauthenticated and rate_limited are kinds of their own on the wire, not UNSPECIFIED."""
+    from croupier.rules.errors import REJECTION_METADATA
+    from croupier.v1 import events_pb2, gateway_pb2_grpc
+
+    async def scenario(client, address):
+        gid = (await client.create_table("pebbles", 2))["game_id"]
+        kinds = {}
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+            for name, call in {
+                "no_token": stub.ListActions(gateway_pb2.ListActionsRequest(game_id=gid)),
+                "rate_limited": None,
+            }.items():
+                if call is None:  # a burst far over the limit (1 a second, burst 1 here)
+                    for _ in range(5):
+                        try:
+                            await stub.ListGames(gateway_pb2.ListGamesRequest())
+                        except grpc.aio.AioRpcError as exc:
+                            call_error = exc
+                            break
+                else:
+                    try:
+                        await call
+                    except grpc.aio.AioRpcError as exc:
+                        call_error = exc
+                raw = dict(call_error.trailing_metadata())[REJECTION_METADATA]
+                kinds[name] = (call_error.code(), events_pb2.Rejection.FromString(raw).kind)
+        return kinds
+
+    kinds = serve_and(fake_stack, scenario, rate_limit_per_s=1.0, rate_limit_burst=3)
+
+    assert kinds == {
+        "no_token": (grpc.StatusCode.UNAUTHENTICATED, events_pb2.REJECTION_KIND_UNAUTHENTICATED),
+        "rate_limited": (grpc.StatusCode.RESOURCE_EXHAUSTED, events_pb2.REJECTION_KIND_RATE_LIMITED),
+    }

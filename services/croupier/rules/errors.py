@@ -18,6 +18,10 @@ KIND_TO_PROTO = {
     "not_owner": events_pb2.REJECTION_KIND_NOT_OWNER,
     "unavailable": events_pb2.REJECTION_KIND_UNAVAILABLE,
     "already_exists": events_pb2.REJECTION_KIND_ALREADY_EXISTS,
+    # the gateway's own kinds (a rules replica does not give them)
+    "unauthenticated": events_pb2.REJECTION_KIND_UNAUTHENTICATED,
+    "too_large": events_pb2.REJECTION_KIND_TOO_LARGE,
+    "rate_limited": events_pb2.REJECTION_KIND_RATE_LIMITED,
 }
 PROTO_TO_KIND = {v: k for k, v in KIND_TO_PROTO.items()}
 

@@ -187,9 +187,13 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
     async def _invalid(request: Request, exc: RequestValidationError):
         errors = exc.errors()
         first = errors[0] if errors else {}
-        field = _field(first.get("loc", ()))
         message = str(first.get("msg", "invalid request"))
-        code = "invalid_json" if first.get("type") == "json_invalid" else f"invalid_{field.split('.')[0]}"
+        if first.get("type") == "json_invalid":  # its loc is ("body", <character offset>)
+            offset = (first.get("loc") or ("body", "?"))[-1]
+            return error_response(ApiError("malformed", "invalid_json",
+                                           f"the body is not JSON (at character {offset}): {message}", field="body"))
+        field = _field(first.get("loc", ()))
+        code = f"invalid_{field.split('.')[0]}"
         return error_response(ApiError("malformed", code, f"{field}: {message}", field=field))
 
     @app.exception_handler(StarletteHTTPException)

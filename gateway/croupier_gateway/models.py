@@ -17,7 +17,7 @@ class _Body(BaseModel):
 
 class CreateTable(_Body):
     game_type: str = Field(min_length=1, max_length=64, description="A game id from GET /v1/games")
-    seats: int | None = Field(default=None, ge=1, le=64, description="Seat count (default: the game's minimum)")
+    seats: StrictInt | None = Field(default=None, ge=1, le=64, description="Seat count (default: the game's minimum)")
     options: dict[str, StrictStr | StrictInt | StrictBool] = Field(
         default_factory=dict, max_length=32,
         description="Game options by name (see GET /v1/games), plus the table's turn_clock_ms and turn_clock_action")
@@ -41,7 +41,7 @@ class LeaveSeat(_Body):
 class SubmitCommand(_Body):
     command_id: str = Field(min_length=1, max_length=100,
                             description="Required: a retry with the same command_id is applied at most once")
-    expected_version: int | None = Field(default=None, ge=0, le=2**63 - 1,
+    expected_version: StrictInt | None = Field(default=None, ge=0, le=2**63 - 1,
                                          description="Refused with 409 unless the game is at this version")
     action: dict[str, Any] = Field(description='One of your legal actions: {"type": ..., fields}')
 

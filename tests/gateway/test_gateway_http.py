@@ -50,7 +50,11 @@ def test_create_validates_before_any_rules_call(client, fake_stack):
                  400)["field"] == "options"
     assert error(client.post("/v1/tables", json={"game_type": "pebbles", "colour": 1}), 400)["field"] == "colour"
     assert error(client.post("/v1/tables", json={"game_type": "pebbles", "options": {"speed": 1.5}}), 400)
-    assert error(client.post("/v1/tables", content=b"{not json", headers={"content-type": "application/json"}), 400)
+    bad_json = error(client.post("/v1/tables", content=b"{not json", headers={"content-type": "application/json"}), 400)
+    assert bad_json["code"] == "invalid_json" and bad_json["field"] == "body"
+    # numbers are numbers: no true for 1 seat, no "2" for 2
+    assert error(client.post("/v1/tables", json={"game_type": "pebbles", "seats": True}), 400)["field"] == "seats"
+    assert error(client.post("/v1/tables", json={"game_type": "pebbles", "seats": "2"}), 400)["field"] == "seats"
     assert error(client.post("/v1/tables", json=[1, 2]), 400)
     assert router.calls == []
 
@@ -144,6 +148,10 @@ def test_command_input_errors_name_the_field(client):
     assert error(client.post(f"/v1/tables/{gid}/commands",
                              json={"command_id": "c", "expected_version": -1, "action": play}, headers=h),
                  400)["field"] == "expected_version"
+    for loose in ("1", 1.0, True):  # a version is an integer, not something that converts to one
+        assert error(client.post(f"/v1/tables/{gid}/commands",
+                                 json={"command_id": "c", "expected_version": loose, "action": play}, headers=h),
+                     400)["field"] == "expected_version"
 
 
 def test_version_conflict_is_409(client):

@@ -227,3 +227,40 @@ def test_audit_all_checks_every_game_of_an_export_file_and_names_the_faulty_one(
     # Without --all a many-game file is refused with a clear message, not half-audited.
     assert main(["audit", "--file", str(good)]) == 2
     assert "holds 2 games" in capsys.readouterr().err
+
+
+def test_the_cli_refuses_files_and_steps_it_cannot_use_with_one_line_and_exit_2(tmp_path, capsys):
+    """Files an operator may hand the dispute commands by mistake, and steps out of range: a
+    line naming the problem and exit 2 (bad input), never a traceback or a clean verdict."""
+    from croupier.cli.main import main
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00not text\n")
+    game = tmp_path / "game.jsonl"
+    game.write_text("\n".join(env.to_json() for env in played()) + "\n", encoding="utf-8")
+    cases = {
+        ("audit", "--file", str(empty)): "nothing to audit",
+        ("audit", "--file", str(empty), "--all"): "nothing to audit",  # not "0 of 0 games clean"
+        ("audit", "--file", str(binary)): "not UTF-8",
+        ("audit", "--file", str(tmp_path)): "is not a file",
+        ("replay", "--file", str(empty)): "no events",
+        ("replay", "--file", str(game), "--as", "²"): "--as takes a seat number",
+    }
+    for argv, words in cases.items():
+        assert main(list(argv)) == 2, argv
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err, (argv, err)
+    for argv in (["replay", "--file", str(game), "--to", "0"], ["fork", "g", "--at", "-1"],
+                 ["fork", "g", "--at", str(2**64)], ["projector", "rebuild", "--wait", "nan"],
+                 ["projector", "rebuild", "--wait", "-5"]):
+        with pytest.raises(SystemExit) as exit_:  # argparse's own refusal, before anything runs
+            main(argv)
+        assert exit_.value.code == 2, argv
+        capsys.readouterr()
+    # A seat given as 01 is seat 1, and the header names the step's real end.
+    assert main(["replay", "--file", str(game), "--as", "01", "--to", "2"]) == 0
+    env = played()
+    header = capsys.readouterr().out.splitlines()[0]
+    assert f"as 1, at seq {step_end(env, 2)}" in header

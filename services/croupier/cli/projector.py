@@ -6,12 +6,24 @@ import argparse
 import json
 
 
+def _seconds(text: str) -> float:
+    """--wait: checked before anything is dropped."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= 86_400:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"S is 0..86400 seconds, not {text}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("projector", help="manage the Redis read models")
     ops = p.add_subparsers(dest="op", metavar="OP")
     ops.required = True
     r = ops.add_parser("rebuild", help="drop the read models and rebuild them from offset zero")
-    r.add_argument("--wait", type=float, default=0, metavar="S", help="wait up to S seconds for the projector to catch up")
+    r.add_argument("--wait", type=_seconds, default=0, metavar="S",
+                   help="wait up to S seconds (0..86400) for the projector to catch up")
     r.set_defaults(func=cmd_rebuild)
 
 

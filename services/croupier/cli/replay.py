@@ -13,6 +13,19 @@ from croupier.engine.codec import loads
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
 
+MAX_SEQ = 2**62  # as the gateway's replay takes it
+
+
+def _seq(text: str) -> int:
+    """A seq for --to and --at: an integer 1..2**62."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seq (an integer from 1)") from None
+    if not 1 <= value <= MAX_SEQ:
+        raise argparse.ArgumentTypeError(f"a seq is 1..{MAX_SEQ}, not {value}")
+    return value
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="a game's events (envelopes) as JSON lines, from Kafka")
@@ -38,14 +51,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("game_id", nargs="?")
     src.add_argument("--file", help="an exported game (JSON lines)")
     p.add_argument("--game", help="game type (skips the look-up)")
-    p.add_argument("--to", type=int, default=None, metavar="SEQ", help="stop at this seq (default: the end)")
+    p.add_argument("--to", type=_seq, default=None, metavar="SEQ",
+                   help="stop after the command whose events include this seq (default: the end)")
     p.add_argument("--as", dest="viewer", default="spectator", help="SEAT number, spectator or operator")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("fork", help="a new table that starts from step SEQ of a game")
     p.add_argument("game_id")
-    p.add_argument("--at", type=int, required=True, metavar="SEQ")
+    p.add_argument("--at", type=_seq, required=True, metavar="SEQ")
     p.add_argument("--game", help="game type (skips the look-up)")
     p.add_argument("--rules", help="a rules replica of that game type (host:port); default from Redis")
     p.set_defaults(func=cmd_fork)
@@ -61,15 +75,23 @@ def read_file(path: Path) -> dict[str, list[Envelope]]:
     """An exported file's envelopes, by game, each game's in file order."""
     if not path.exists():
         raise Rejection("no_such_file", f"{path} does not exist", "not_found")
+    if not path.is_file():
+        raise Rejection("bad_file", f"{path} is not a file", "malformed")
     games: dict[str, list[Envelope]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    env = Envelope.from_dict(loads(line))
-                except (ValueError, TypeError, KeyError) as exc:
-                    raise Rejection("bad_file", f"{path}:{n}: not an envelope: {exc}", "malformed") from None
-                games.setdefault(env.game_id, []).append(env)
+    n = 0
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        env = Envelope.from_dict(loads(line))
+                    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                        raise Rejection("bad_file", f"{path}:{n}: not an envelope: {exc}", "malformed") from None
+                    games.setdefault(env.game_id, []).append(env)
+    except UnicodeDecodeError:
+        raise Rejection("bad_file", f"{path}:{n + 1}: not UTF-8 text (an export is JSON lines)", "malformed") from None
+    except OSError as exc:
+        raise Rejection("bad_file", f"{path}: {exc.strerror or exc}", "malformed") from None
     return games
 
 
@@ -127,7 +149,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         return _fail(exc)
     text = "\n".join(lines) + ("\n" if lines else "")
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            return _fail(Rejection("bad_out", f"cannot write {args.out}: {exc.strerror or exc}", "malformed"))
         print(f"wrote {len(lines)} events to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -140,7 +165,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.all:
         return _audit_all(args)
     try:
-        report = audit(load(args))
+        envelopes = load(args)
+        if not envelopes:
+            raise Rejection("empty", f"{args.file} holds no events: nothing to audit", "malformed")
+        report = audit(envelopes)
     except Rejection as exc:
         return _fail(exc)
     out = report.as_dict()
@@ -162,6 +190,8 @@ def _audit_all(args: argparse.Namespace) -> int:
         return _fail(Rejection("missing_file", "--all audits an exported file: give --file FILE", "malformed"))
     try:
         games = read_file(Path(args.file))
+        if not games:
+            raise Rejection("empty", f"{args.file} holds no events: nothing to audit", "malformed")
     except Rejection as exc:
         return _fail(exc)
     reports = [audit(envs) for envs in games.values()]
@@ -190,20 +220,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from croupier.engine.audit import moves, step_end, view_as
 
     viewer = args.viewer
-    if viewer not in ("spectator", "operator") and not viewer.isdigit():
-        return _fail(Rejection("bad_viewer", "--as takes a seat number, spectator or operator", "malformed"))
+    if viewer not in ("spectator", "operator"):
+        if not (viewer.isascii() and viewer.isdigit() and len(viewer) <= 2):
+            return _fail(Rejection("bad_viewer", "--as takes a seat number, spectator or operator", "malformed"))
+        viewer = str(int(viewer))
     try:
         envelopes = load(args)
+        if not envelopes:
+            raise Rejection("empty", "there are no events to replay", "malformed")
         view = view_as(envelopes, args.to, viewer)
         listing = moves(envelopes, args.to, viewer)
+        end = step_end(envelopes, args.to)
     except Rejection as exc:
         return _fail(exc)
     if args.json:
-        print(json.dumps({"game_id": envelopes[0].game_id, "to": step_end(envelopes, args.to), "as": viewer,
+        print(json.dumps({"game_id": envelopes[0].game_id, "to": end, "as": viewer,
                           "view": view, "moves": listing},
                          indent=2, sort_keys=True))
         return 0
-    print(f"{envelopes[0].game_id} ({envelopes[0].game_type}) as {viewer}, at seq {args.to or envelopes[-1].seq}")
+    print(f"{envelopes[0].game_id} ({envelopes[0].game_type}) as {viewer}, at seq {end}")
     print("\n".join(listing))
     print("\nview:")
     print(json.dumps(view, indent=2, sort_keys=True))

@@ -354,3 +354,51 @@ def test_a_consume_hands_over_what_has_come_without_waiting_for_a_full_batch(kaf
         assert time.monotonic() - started < 50, "the consume waited out its whole wait"
     finally:
         consumer.close()
+
+
+def test_a_game_folded_again_while_a_rebuild_drops_the_read_models_is_listed_after_it(redis, redis_url, prefix):
+    """A running projector may fold a partition again in the middle of a rebuild's drop (it
+    rewinds on finding a game's keys gone). Wherever that happens among the patterns the
+    rebuild drops, the epoch's fold from zero afterwards leaves every game in its listings.
+    (With the game's keys dropped first, a fold just after them was listed, then lost its
+    listings, and the epoch's fold found the game current and never listed it again.)"""
+    from croupier.engine.selfplay import SelfplayReport, play_one
+    from croupier.projector.service import Projector, drop_keys
+    from croupier.rules.store import encode_record
+
+    spec = registry.get(GAME)
+    tables = [play_one(spec, seats=2, seat_bots=["random"] * 2, options=spec.parse_options({}), seed=seed,
+                       index=0, report=SelfplayReport(game=GAME), check_all_legal=False, max_steps=steps)
+              for seed, steps in ((21, 100_000), (22, 40))]  # one finished, one running
+    keys = Keys(prefix)
+    patterns = keys.read_model_patterns()
+    projector = Projector(settings_for("127.0.0.1:1", redis_url, prefix), games=[GAME])
+    topic = projector.s.kafka.topic(GAME)
+    records = [_Record(topic, 0, i, encode_record(e)) for i, e in enumerate(e for t in tables for e in t.envelopes)]
+
+    def fold_from_zero():
+        projector.cache.clear()
+        projector.held.clear()
+        projector.fold(None, records)
+
+    def listed():
+        finished, running = tables[0].game_id, tables[1].game_id
+        return (redis.zscore(keys.finished(GAME), finished) is not None,
+                redis.zscore(keys.running(GAME), running) is not None,
+                redis.zscore(keys.all_games(), f"{GAME}:{finished}") is not None,
+                redis.zscore(keys.all_games(), f"{GAME}:{running}") is not None,
+                redis.hget(keys.stats(GAME), finished) is not None)
+
+    try:
+        fold_from_zero()
+        assert listed() == (True,) * 5
+        for k in range(len(patterns) + 1):
+            drop_keys(redis, patterns[:k])
+            fold_from_zero()  # the running projector's rewind, in the middle of the drop
+            drop_keys(redis, patterns[k:])
+            fold_from_zero()  # the epoch's fold from zero
+            assert listed() == (True,) * 5, (k, patterns[:k])
+            for t in tables:
+                assert int(redis.hget(keys.meta(t.game_id), "version")) == t.envelopes[-1].seq
+    finally:
+        projector.redis.close()

@@ -51,4 +51,11 @@ class Keys:
         return f"{self.p}croupier:partitions:{game_type}"
 
     def read_model_patterns(self) -> list[str]:
-        return [f"{self.p}g:*", f"{self.p}lobby:*", f"{self.p}games:*", f"{self.p}stats:*"]
+        """What a rebuild drops, in this order: the listings first, each game's own keys last.
+        A projector may fold a game again while the rebuild drops (a partition it rewinds on
+        finding a game's keys gone): with the listings gone first, whatever it writes meanwhile
+        is either kept whole (listings and the game's keys) or loses the game's keys too, which
+        the epoch's fold from zero then writes again, listings and all. The other way round a
+        game could keep its keys but lose its listings, and the epoch's fold, finding the
+        game's state current, would not list it again."""
+        return [f"{self.p}lobby:*", f"{self.p}games:*", f"{self.p}stats:*", f"{self.p}g:*"]

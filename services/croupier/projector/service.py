@@ -474,9 +474,11 @@ def rebuild(settings: ProjectorSettings, *, wait_s: float = 0) -> dict:
         admin.close()
 
 
-def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wait_s: float) -> dict:
+def drop_keys(r: redis.Redis, patterns: list[str]) -> int:
+    """Unlink every key matching the patterns, one pattern after the other (the order matters:
+    Keys.read_model_patterns); returns how many were dropped."""
     dropped = 0
-    for pattern in keys.read_model_patterns():
+    for pattern in patterns:
         batch = []
         for key in r.scan_iter(match=pattern, count=1000):
             batch.append(key)
@@ -485,6 +487,11 @@ def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wai
                 batch = []
         if batch:
             dropped += r.unlink(*batch)
+    return dropped
+
+
+def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wait_s: float) -> dict:
+    dropped = drop_keys(r, keys.read_model_patterns())
     epoch = r.incr(keys.epoch())
     # Projectors not running now start from zero too: their committed offsets go back to 0.
     group = GROUP if not settings.key_prefix else f"{settings.key_prefix}{GROUP}"

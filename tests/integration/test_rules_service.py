@@ -506,6 +506,7 @@ def test_a_replica_starts_from_snapshots_that_match_the_log_and_ignores_one_that
 
     shown = subprocess.run([sys.executable, "-m", "croupier.cli.main", "status", "--json"], cwd=ROOT,
                            env=service_env(kafka, redis_url, prefix), capture_output=True, text=True, timeout=60)
+    assert json.loads(shown.stdout)["kafka_answers"] is True
     status = json.loads(shown.stdout)["games"][GAME]
     assert status["owned"] == PARTITIONS and set(status["snapshots"]) >= {str(p) for p in saved}
     assert all(snap["bytes"] > 0 and 0 <= snap["age_s"] < 600 for snap in status["snapshots"].values())

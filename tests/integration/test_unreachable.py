@@ -51,6 +51,28 @@ def test_a_rebuild_while_kafka_is_away_drops_no_view(no_kafka, redis, redis_pref
     assert redis.hgetall(views) == {b"0": b"{}"} and redis.get(f"{redis_prefix}projector:epoch") is None
 
 
+def test_status_asks_kafka_itself_and_says_it_does_not_answer(no_kafka):
+    """What Redis holds of owners and lag may be stale: status asks the broker too, and with
+    it away says so and exits 3 (not everything is up), in its JSON as well."""
+    import json
+
+    address, env = no_kafka
+    r = croupier(env, "status", "--json", timeout=60)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert json.loads(r.stdout)["kafka_answers"] is False
+    r = croupier(env, "status", timeout=60)
+    assert r.returncode == 3 and f"kafka {address} (DOES NOT ANSWER)" in r.stdout, r.stdout + r.stderr
+
+
+def test_status_with_redis_away_still_prints_json_for_a_script(redis_url, redis_prefix):
+    import json
+
+    env = service_env("127.0.0.1:1", f"redis://127.0.0.1:{free_port()}/0", redis_prefix)
+    r = croupier(env, "status", "--json", timeout=60)
+    assert r.returncode == 3 and json.loads(r.stdout)["redis_answers"] is False, r.stdout + r.stderr
+    one_clear_line(r.stderr, "croupier status:", "Redis is not reachable")
+
+
 @pytest.mark.parametrize("service", [["serve", "projector"], ["serve", "rules", "--game", "journey", "--port", "0"]])
 def test_a_service_that_cannot_reach_kafka_at_start_exits_75_with_the_reason(no_kafka, service):
     address, env = no_kafka

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 
@@ -49,6 +50,10 @@ def collect() -> dict:
         }
     lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
     out["projector"] = {"lag": lag, "total_lag": sum(lag.values()), "reporting": bool(lag)}
+    from croupier.stack.kafka import broker_ready
+
+    # What Redis says of the owners may be minutes old; whether the log answers now is asked of it.
+    out["kafka_answers"] = broker_ready(settings.kafka.bootstrap, 3.0)
     return out
 
 
@@ -58,12 +63,16 @@ def cmd_status(args: argparse.Namespace) -> int:
     try:
         out = collect()
     except redis.RedisError as exc:
-        print(f"croupier status: Redis is not reachable ({exc}); is the stack up? (croupier stack status)")
+        message = f"Redis is not reachable ({exc}); is the stack up? (croupier stack status)"
+        if args.json:  # still JSON on stdout for a script, and the words on stderr
+            print(json.dumps({"redis_answers": False, "error": message}, sort_keys=True))
+        print(f"croupier status: {message}", file=sys.stderr)
         return 3
     if args.json:
         print(json.dumps(out, indent=2, sort_keys=True))
     else:
-        print(f"kafka {out['kafka']}   redis {out['redis']}")
+        kafka_state = "" if out["kafka_answers"] else " (DOES NOT ANSWER)"
+        print(f"kafka {out['kafka']}{kafka_state}   redis {out['redis']}")
         print(f"{'game':<12} {'owned':>9} {'open':>6} {'running':>8} {'finished':>9} {'snapshots':>9}  owners")
         for game, g in out["games"].items():
             owners = sorted(set(g["owners"].values()))
@@ -74,5 +83,6 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"projector lag: {p['total_lag']} events over {len(p['lag'])} partitions")
         else:
             print("projector: not reporting (not running?)")
-    healthy = all(g["owned"] == g["partitions"] and g["partitions"] for g in out["games"].values()) and out["projector"]["reporting"]
+    healthy = (all(g["owned"] == g["partitions"] and g["partitions"] for g in out["games"].values())
+               and out["projector"]["reporting"] and out["kafka_answers"])
     return 0 if healthy else 3

@@ -242,7 +242,7 @@ class Gateway(OperatorDesk):
             if not isinstance(name, str) or not isinstance(value, (str, int, bool)) or isinstance(value, float):
                 raise bad_request("invalid_option", "an option value is a string, integer or boolean", f"options.{name}")
         try:
-            self.host(spec.id).parse_options(dict(options))
+            parsed = self.host(spec.id).parse_options(dict(options))
         except Rejection as rej:
             raise ApiError.from_rejection(rej, field="options") from None
         if command_id:
@@ -271,6 +271,14 @@ class Gateway(OperatorDesk):
         self._remember_type(game_id, spec.id)
         version = int(response.result.version)
         await self.wait_projected(game_id, version)
+        if response.result.duplicate:
+            # A retry gets the table it made; the same command_id with other seats or options
+            # is another request, which that table is not.
+            meta = await self.reads.meta(game_id)
+            if meta and (int(meta.get("seats") or 0) != seats or meta.get("options") != canonical_json(parsed)):
+                raise ApiError("conflict", "command_id_reused",
+                               f"this command_id already created {game_id} with {meta.get('seats')} seats and options "
+                               f"{meta.get('options')}; a table with other seats or options needs a new command_id")
         log.info("table_created", game_id=game_id, game_type=spec.id, seats=seats)
         return {"game_id": game_id, "game_type": spec.id, "seats": seats, "seed_hash": response.seed_hash,
                 "version": version}

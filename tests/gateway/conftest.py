@@ -168,6 +168,7 @@ class FakeRouter:
         self.r = r
         self.keys = keys
         self.tables: dict[str, LocalTable] = {}
+        self.creates: dict[str, str] = {}  # game id -> the command_id that created it
         self.calls: list[tuple[str, Any]] = []
         self.fail: Rejection | None = None
         # The next this many creates are refused already_exists, as a rules replica refuses an
@@ -186,6 +187,16 @@ class FakeRouter:
                 self.refuse_creates -= 1
                 raise Rejection("already_exists", f"game id {game_id} was used by a game that ended long ago",
                                 "already_exists")
+            known = self.tables.get(game_id)
+            if known is not None:  # as a replica answers: a duplicate of its create, else the id is taken
+                if self.creates.get(game_id) != request.command_id:
+                    raise Rejection("already_exists", f"game {game_id} exists", "already_exists")
+                first = known.envelopes[0]
+                return rules_pb2.CreateGameResponse(
+                    result=rules_pb2.CommandResult(game_id=game_id, first_seq=first.seq, last_seq=first.seq,
+                                                   version=first.seq, duplicate=True),
+                    seed_hash=known.state.seed_hash)
+            self.creates[game_id] = request.command_id
             table = LocalTable(registry.get(game_type), game_id, request.seats, dict(request.options), "ab" * 32)
             self.tables[game_id] = table
             project(self.r, self.keys, table, feed_views=self.feed_views)

@@ -320,6 +320,10 @@ def test_a_retried_create_makes_one_table(client, fake_stack):
     assert len(client.get("/v1/tables").json()["tables"]) == 1
     other = client.post("/v1/tables", json={**body, "command_id": "create-twice"}).json()
     assert other["game_id"] != first["game_id"]
+    # the same command_id for another table is refused, not answered with the first one
+    assert error(client.post("/v1/tables", json={**body, "seats": 3}), 409)["code"] == "command_id_reused"
+    assert error(client.post("/v1/tables", json={**body, "options": {"speed": 2}}), 409)["code"] == "command_id_reused"
+    assert client.get(f"/v1/tables/{first['game_id']}").json()["seats"] == 2
 
 
 def test_a_redis_outage_is_a_retryable_503_not_a_500(client, fake_stack, monkeypatch):

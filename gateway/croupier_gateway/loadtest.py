@@ -792,6 +792,9 @@ def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
     t = report["tables"]
     line(f"  tables      opened {t['opened']}, finished {t['finished']}, cut short by the time {t['unfinished']} "
          f"(force-ended {t['force_ended']})")
+    if t["unfinished"] > t["force_ended"]:
+        line(f"              {t['unfinished'] - t['force_ended']} of them left running (no bot plays them now): "
+             "give --operator-token (or CROUPIER_OPERATOR_TOKEN) to force-end them at the end")
     line("  finished    " + ", ".join(f"{g} {n}" for g, n in report["games_finished"].items()))
     chk = report.get("check")
     if chk and chk["passed"] is None:
@@ -855,6 +858,23 @@ async def preflight(cfg: Config) -> str | None:
     return None
 
 
+async def operator_token_refused(cfg: Config) -> str | None:
+    """With an operator token, whether the gateway takes it (checked before the run, not
+    after: the token fetches the sample's logs and force-ends the unfinished tables)."""
+    if not cfg.operator_token:
+        return None
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(base_url=f"http://{cfg.http_target}", timeout=10) as http:
+            r = await http.get("/v1/operator/health", headers={"authorization": f"Bearer {cfg.operator_token}"})
+    except httpx.HTTPError as exc:
+        return f"no gateway answers HTTP at {cfg.http_target} for the operator routes ({type(exc).__name__}: {exc})"
+    if r.status_code in (401, 403):
+        return f"the gateway at {cfg.http_target} refuses the operator token (--operator-token / CROUPIER_OPERATOR_TOKEN)"
+    return None
+
+
 def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = None) -> tuple[int, dict[str, Any] | None]:
     """The whole load test; returns (exit code, report). Exit 0 only with no errors and a
     sample check that passed (or nothing to check); 1 when the gateway cannot be reached."""
@@ -862,6 +882,10 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
     if problem:
         print(f"croupier loadtest: {problem}", file=sys.stderr)
         return 1, None
+    refused = asyncio.run(operator_token_refused(cfg))
+    if refused:
+        print(f"croupier loadtest: {refused}", file=sys.stderr)
+        return 2, None
     finals, timeline, elapsed = run_workers(cfg)
     report = build_report(cfg, finals, timeline, elapsed)
     samples = [s for f in finals if f["type"] == "final" for s in f["samples"]]

@@ -111,6 +111,29 @@ def test_staggered_start_sees_games_end_in_a_run_shorter_than_a_game(stack_servi
 
 
 @pytest.mark.integration
+def test_an_operator_token_the_gateway_refuses_stops_the_run_before_it_starts(stack_services, tmp_path):
+    """Checked first, not found after a whole run whose unfinished tables it then cannot end."""
+    import httpx
+
+    def opened() -> int:
+        return httpx.get(f"{stack_services.http_url}/v1/operator/games", params={"limit": 1},
+                         headers=stack_services.operator_headers).json()["total"]  # every game in the listings
+
+    before = opened()
+    env = {**os.environ, "CROUPIER_KAFKA_BOOTSTRAP": stack_services.kafka, "CROUPIER_TOPIC_PREFIX": stack_services.prefix,
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "services"), str(ROOT / "gateway"), os.environ.get("PYTHONPATH", "")])}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "croupier.cli.main", "loadtest", "--game", "journey", "--tables", "2",
+                           "--duration", "30", "--protocol", "http",
+                           "--target", stack_services.http_url.removeprefix("http://"),
+                           "--operator-token", "not-the-token"],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr[-2000:]
+    assert "refuses the operator token" in done.stderr and "Traceback" not in done.stderr
+    assert time.monotonic() - started < 30  # not after the 30 s run
+    assert opened() == before  # no table was opened
+
+
 def test_loadtest_over_http_with_operator(stack_services, tmp_path):
     """HTTP + WebSocket with an operator token: the sample's logs come from the gateway's export,
     and the tables the time cut short are force-ended (none is left running)."""

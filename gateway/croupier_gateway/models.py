@@ -157,8 +157,11 @@ class ForceEndOut(BaseModel):
 
 class OperatorGamesOut(BaseModel):
     games: list[TableOut]
-    scanned: int
-    total: int
+    scanned: int = Field(description="listing entries looked at (a whole game id in q is looked up directly: 0)")
+    total: int = Field(description="entries in the listing scanned: one game type's tables of one status when both "
+                                   "are given, else every game")
+    truncated: bool = Field(description="the scan stopped at its limit before the end of the listing with the page "
+                                        "not full: games further down that match were not looked at")
 
 
 class OperatorGameOut(BaseModel):

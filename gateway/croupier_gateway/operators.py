@@ -17,9 +17,20 @@ from croupier.engine import registry
 from croupier.v1 import rules_pb2
 from croupier_gateway.errors import bad_request, not_found
 from croupier_gateway.reads import table_summary
-from croupier_gateway.validation import STATUSES, check_command_id, check_game_id, check_text
+from croupier_gateway.validation import GAME_ID_RE, STATUSES, check_command_id, check_game_id, check_text
 
 log = structlog.get_logger("croupier.gateway")
+
+
+MAX_SCAN = 20_000  # listing entries one operator listing looks at, at most
+PAGE = 500  # ... read this many at a time
+
+
+def key_of(keys: Any, game_type: str | None, status: str | None) -> str:
+    """The listing a query scans: one game type's tables of one status, or every game."""
+    if game_type and status:
+        return {"open": keys.lobby, "running": keys.running, "over": keys.finished}[status](game_type)
+    return keys.all_games()
 
 
 class OperatorDesk:
@@ -30,20 +41,27 @@ class OperatorDesk:
             raise bad_request("invalid_status", f"status is one of {', '.join(STATUSES)}", "status")
         q = check_text(q, "q", 64).lower()
         limit, offset = self._page(limit, offset)
-        if game_type and status:
-            key = {"open": self.keys.lobby, "running": self.keys.running, "over": self.keys.finished}[status](game_type)
-        else:
-            key = self.keys.all_games()
+        key = key_of(self.keys, game_type, status)
         rows: list[dict] = []
+        if q and offset == 0 and GAME_ID_RE.match(q):
+            # A whole game id is looked up, however deep in the listing the game is.
+            meta = await self.reads.meta(q)
+            row = table_summary(q, meta) if meta else None
+            if row and not (game_type and row["game_type"] != game_type or status and row["status"] != status):
+                return {"games": [row], "scanned": 0, "total": await self.reads.count(key_of(self.keys, game_type, status)),
+                        "truncated": False}
         skipped = scanned = 0
-        max_scan, page = 20_000, 500
+        max_scan, page = MAX_SCAN, PAGE
         position = 0
+        ended = False
         while len(rows) < limit and scanned < max_scan:
             members = await self.reads.listing(key, position, page)
             if not members:
+                ended = True
                 break
             position += len(members)
             scanned += len(members)
+            ended = len(members) < page
             ids = [m.split(":", 1)[1] if key == self.keys.all_games() and ":" in m else m for m in members]
             for gid, meta in zip(ids, await self.reads.metas(ids)):
                 if not meta:
@@ -60,7 +78,10 @@ class OperatorDesk:
                 rows.append(row)
                 if len(rows) >= limit:
                     break
-        return {"games": rows, "scanned": scanned, "total": await self.reads.count(key)}
+        # truncated: the scan stopped at MAX_SCAN entries with the page not full, so games
+        # further down the listing that match were not looked at (narrow the filters).
+        return {"games": rows, "scanned": scanned, "total": await self.reads.count(key),
+                "truncated": not ended and len(rows) < limit}
 
     async def operator_game(self, game_id: str) -> dict[str, Any]:
         check_game_id(game_id)

@@ -228,6 +228,23 @@ def test_rate_limit_is_429_with_retry_after(fake_stack):
         assert int(r.headers["retry-after"]) >= 1
 
 
+def test_the_operator_listing_finds_a_game_by_its_id_past_its_scan_and_says_when_it_stopped(client, monkeypatch):
+    from croupier_gateway import operators
+
+    ids = [create(client) for _ in range(5)]
+    monkeypatch.setattr(operators, "MAX_SCAN", 2)
+    monkeypatch.setattr(operators, "PAGE", 1)
+    listed = client.get("/v1/operator/games", headers=OP, params={"q": "nobody"}).json()
+    assert listed["games"] == [] and listed["scanned"] == 2 and listed["truncated"] is True
+    for gid in ids:  # every one, however far down the listing
+        found = client.get("/v1/operator/games", headers=OP, params={"q": gid}).json()
+        assert [g["game_id"] for g in found["games"]] == [gid] and found["truncated"] is False
+    assert client.get("/v1/operator/games", headers=OP, params={"q": ids[0], "status": "running",
+                                                                "game_type": "pebbles"}).json()["games"] == []
+    monkeypatch.setattr(operators, "MAX_SCAN", 20_000)
+    assert client.get("/v1/operator/games", headers=OP).json()["truncated"] is False
+
+
 def test_operator_routes_need_the_operator_token(client):
     gid, (t0, _) = seated(client)
     assert error(client.get("/v1/operator/games"), 401)

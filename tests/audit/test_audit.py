@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 
 import pytest
 
@@ -240,7 +241,24 @@ def test_the_cli_refuses_files_and_steps_it_cannot_use_with_one_line_and_exit_2(
     binary.write_bytes(b"\xff\xfe\x00not text\n")
     game = tmp_path / "game.jsonl"
     game.write_text("\n".join(env.to_json() for env in played()) + "\n", encoding="utf-8")
+    rows = [json.loads(env.to_json()) for env in played()]
+
+    def variant(name, change):
+        path = tmp_path / f"{name}.jsonl"
+        changed = [dict(r) for r in rows]
+        change(changed)
+        path.write_text("\n".join(json.dumps(r) for r in changed) + "\n", encoding="utf-8")
+        return str(path)
+
+    seq_text = variant("seq-text", lambda rs: rs[3].update(seq=str(rs[3]["seq"])))
+    cause_text = variant("cause-text", lambda rs: rs[3].update(cause="x"))
+    no_payload = variant("no-payload", lambda rs: rs[3].update(payload=None))
+    relabelled = variant("relabelled", lambda rs: [r.update(game_type="virtues") for r in rs])
     cases = {
+        ("audit", "--file", seq_text): "seq is str",
+        ("audit", "--file", cause_text): "cause is str",
+        ("replay", "--file", no_payload): "payload is NoneType",
+        ("replay", "--file", relabelled): "cannot be replayed",
         ("audit", "--file", str(empty)): "nothing to audit",
         ("audit", "--file", str(empty), "--all"): "nothing to audit",  # not "0 of 0 games clean"
         ("audit", "--file", str(binary)): "not UTF-8",

@@ -71,6 +71,22 @@ def _kafka():
     return KafkaSettings.from_env()
 
 
+_TYPES = {"game_id": (str,), "game_type": (str,), "type": (str,), "prev_hash": (str,), "hash": (str,),
+          "seq": (int,), "version": (int,), "rules_version": (int,), "time": (int,), "payload": (dict,),
+          "command_id": (str, type(None)), "seat": (int, type(None)), "cause": (dict, type(None))}
+
+
+def _check_types(env: Envelope) -> None:
+    """A file comes from anywhere: each field of the type the log writes, so that a hand-made
+    line is refused by name rather than crashing the audit or the replay."""
+    for name, kinds in _TYPES.items():
+        value = getattr(env, name)
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            raise ValueError(f"{name} is {type(value).__name__}, not {' or '.join(k.__name__ for k in kinds)}")
+    if env.game_type not in registry.GAME_IDS:
+        raise ValueError(f"no game type {env.game_type!r}")
+
+
 def read_file(path: Path) -> dict[str, list[Envelope]]:
     """An exported file's envelopes, by game, each game's in file order."""
     if not path.exists():
@@ -85,6 +101,7 @@ def read_file(path: Path) -> dict[str, list[Envelope]]:
                 if line.strip():
                     try:
                         env = Envelope.from_dict(loads(line))
+                        _check_types(env)
                     except (ValueError, TypeError, KeyError, AttributeError) as exc:
                         raise Rejection("bad_file", f"{path}:{n}: not an envelope: {exc}", "malformed") from None
                     games.setdefault(env.game_id, []).append(env)
@@ -233,6 +250,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         end = step_end(envelopes, args.to)
     except Rejection as exc:
         return _fail(exc)
+    except ValueError as exc:  # events the game's codec does not know (a log relabelled, say)
+        return _fail(Rejection("bad_log", f"these events cannot be replayed: {exc}; `croupier audit` says where "
+                               "the log is at fault", "malformed"))
     if args.json:
         print(json.dumps({"game_id": envelopes[0].game_id, "to": end, "as": viewer,
                           "view": view, "moves": listing},

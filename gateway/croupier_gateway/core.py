@@ -107,8 +107,10 @@ class Gateway(OperatorDesk):
     def check_operator(self, token: str | None) -> None:
         if not self.s.operator_token:
             raise unauthenticated("operator routes are disabled (CROUPIER_OPERATOR_TOKEN is not set)")
-        if not token or not hmac.compare_digest(token.encode(), self.s.operator_token.encode()):
-            raise unauthenticated("an operator token is required")
+        if not token:
+            raise unauthenticated("an operator token is required (Authorization: Bearer <token>)")
+        if not hmac.compare_digest(token.encode(), self.s.operator_token.encode()):
+            raise unauthenticated("this is not the operator token")
 
     async def seat_claims(self, token: str | None, game_id: str, *, required: bool = True) -> SeatClaims | None:
         """The seat a token holds at this table; None for no token when not required."""

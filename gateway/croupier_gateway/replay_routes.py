@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from croupier.engine.audit import audit, moves, step_end, view_as
+from croupier.engine.audit import MAX_SEQ, audit, moves, step_end, view_as
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
 from croupier_gateway.errors import ApiError
@@ -24,7 +24,7 @@ from croupier_gateway.errors import ApiError
 GameId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")]
 Viewer = Annotated[str, Query(alias="as", pattern=r"^(spectator|operator|[0-9]{1,2})$",
                               description="a seat number, spectator or operator")]
-ToSeq = Annotated[int | None, Query(ge=1, le=2**62, description="the step (seq) to stop at; default the end. A seq inside "
+ToSeq = Annotated[int | None, Query(ge=1, le=MAX_SEQ, description="the step (seq) to stop at; default the end. A seq inside "
                                                  "one command's events stops after that command (the answer's `to`)")]
 
 

@@ -259,11 +259,11 @@ def test_the_cli_refuses_files_and_steps_it_cannot_use_with_one_line_and_exit_2(
         ("audit", "--file", cause_text): "cause is str",
         ("replay", "--file", no_payload): "payload is NoneType",
         ("replay", "--file", relabelled): "cannot be replayed",
-        ("audit", "--file", str(empty)): "nothing to audit",
-        ("audit", "--file", str(empty), "--all"): "nothing to audit",  # not "0 of 0 games clean"
+        ("audit", "--file", str(empty)): "holds no events",
+        ("audit", "--file", str(empty), "--all"): "holds no events",  # not "0 of 0 games clean"
         ("audit", "--file", str(binary)): "not UTF-8",
         ("audit", "--file", str(tmp_path)): "is not a file",
-        ("replay", "--file", str(empty)): "no events",
+        ("replay", "--file", str(empty)): "holds no events",
         ("replay", "--file", str(game), "--as", "²"): "--as takes a seat number",
     }
     for argv, words in cases.items():

@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 from croupier.engine import registry
+from croupier.engine.audit import MAX_SEQ
 from croupier.engine.codec import loads
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
-
-MAX_SEQ = 2**62  # as the gateway's replay takes it
 
 
 def _seq(text: str) -> int:
@@ -116,6 +115,8 @@ def read_file(path: Path) -> dict[str, list[Envelope]]:
         raise Rejection("bad_file", f"{path}:{n + 1}: not UTF-8 text (an export is JSON lines)", "malformed") from None
     except OSError as exc:
         raise Rejection("bad_file", f"{path}: {exc.strerror or exc}", "malformed") from None
+    if not games:
+        raise Rejection("empty", f"{path} holds no events", "malformed")
     return games
 
 
@@ -189,10 +190,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.all:
         return _audit_all(args)
     try:
-        envelopes = load(args)
-        if not envelopes:
-            raise Rejection("empty", f"{args.file} holds no events: nothing to audit", "malformed")
-        report = audit(envelopes)
+        report = audit(load(args))
     except Rejection as exc:
         return _fail(exc)
     out = report.as_dict()
@@ -214,8 +212,6 @@ def _audit_all(args: argparse.Namespace) -> int:
         return _fail(Rejection("missing_file", "--all audits an exported file: give --file FILE", "malformed"))
     try:
         games = read_file(Path(args.file))
-        if not games:
-            raise Rejection("empty", f"{args.file} holds no events: nothing to audit", "malformed")
     except Rejection as exc:
         return _fail(exc)
     reports = [audit(envs) for envs in games.values()]
@@ -250,8 +246,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         viewer = str(int(viewer))
     try:
         envelopes = load(args)
-        if not envelopes:
-            raise Rejection("empty", "there are no events to replay", "malformed")
         view = view_as(envelopes, args.to, viewer)
         listing = moves(envelopes, args.to, viewer)
         end = step_end(envelopes, args.to)

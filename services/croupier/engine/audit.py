@@ -185,6 +185,10 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
                 state = host.evolve(state, env, event)
 
 
+# The highest seq a replay or a fork may name (the gateway's routes and the CLI check it).
+MAX_SEQ = 2**62
+
+
 def step_end(envelopes: Sequence[Envelope], seq: int | None) -> int:
     """The last seq of the command whose events include `seq` (None: the log's end). A
     command's events are one step: no viewer ever saw the game halfway through them, and

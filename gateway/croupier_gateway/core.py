@@ -341,7 +341,13 @@ class Gateway(OperatorDesk):
             # from whoever holds it now. A leave answers after its projection, so the read
             # models show every leave acknowledged before this retry.
             await self.wait_projected(game_id, version)
-            if (await self.reads.joined_at(game_id, seat))[1] != joined:
+            projected, holding = await self.reads.joined_at(game_id, seat)
+            if projected < version:
+                # The read models are behind the join itself (a projector catching up after a
+                # broker restart, a rebuild): they cannot tell yet, so "retry", not "no".
+                raise ApiError("unavailable", "seats_restoring",
+                               "this table's seats are being restored; retry shortly", retry_after_s=1.0)
+            if holding != joined:
                 raise ApiError("conflict", "join_undone",
                                f"this join of seat {seat} was undone by a leave (the seat is free or someone else's "
                                "now); join again with a new command_id")

@@ -207,6 +207,26 @@ def test_a_retried_join_gets_a_token_only_while_that_join_holds_the_seat(client)
     assert client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a2"}).status_code == 201
 
 
+def test_a_retried_join_while_the_read_models_are_behind_it_is_told_to_retry_not_refused(client, fake_stack):
+    """A projector catching up (after a broker restart, in a rebuild) cannot show yet whether
+    the join still holds the seat: 503 seats_restoring, and the token once it can."""
+    sredis, router = fake_stack[2], fake_stack[3]
+    keys = router.keys
+    gid = create(client, 3)
+    first = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a"})
+    assert first.status_code == 201
+    meta = keys.meta(gid)
+    saved = sredis.hgetall(meta)
+    sredis.hset(meta, mapping={"version": 1, "joined:1": 0})  # as if only the create were projected
+    router.projecting = False
+    behind = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a"})
+    assert error(behind, 503)["code"] == "seats_restoring" and behind.headers["retry-after"] == "1"
+    router.projecting = True
+    sredis.hset(meta, mapping=saved)  # caught up
+    again = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a"})
+    assert again.status_code == 201 and again.json()["seat"] == 1
+
+
 def test_body_size_limit(client):
     r = client.post("/v1/tables", content=b"{" + b" " * 70_000 + b"}", headers={"content-type": "application/json"})
     assert error(r, 413)["code"] == "body_too_large"

@@ -354,7 +354,8 @@ class Gateway(OperatorDesk):
         token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=joined)
         await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
         self.holders.forget(game_id)
-        await self.wait_projected(game_id, version)
+        if not response.result.duplicate:  # (a duplicate's projection was confirmed above)
+            await self.wait_projected(game_id, version)
         log.info("seat_joined", game_id=game_id, seat=seat)
         return {"game_id": game_id, "seat": seat, "token": token, "expires_at": claims.exp, "version": version}
 

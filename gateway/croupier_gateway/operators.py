@@ -26,13 +26,6 @@ MAX_SCAN = 20_000  # listing entries one operator listing looks at, at most
 PAGE = 500  # ... read this many at a time
 
 
-def key_of(keys: Any, game_type: str | None, status: str | None) -> str:
-    """The listing a query scans: one game type's tables of one status, or every game."""
-    if game_type and status:
-        return {"open": keys.lobby, "running": keys.running, "over": keys.finished}[status](game_type)
-    return keys.all_games()
-
-
 class OperatorDesk:
     async def operator_games(self, game_type: Any, status: Any, q: Any, limit: int, offset: int) -> dict[str, Any]:
         if game_type not in (None, ""):
@@ -41,15 +34,21 @@ class OperatorDesk:
             raise bad_request("invalid_status", f"status is one of {', '.join(STATUSES)}", "status")
         q = check_text(q, "q", 64).lower()
         limit, offset = self._page(limit, offset)
-        key = key_of(self.keys, game_type, status)
+        if game_type and status:
+            key = {"open": self.keys.lobby, "running": self.keys.running, "over": self.keys.finished}[status](game_type)
+        else:
+            key = self.keys.all_games()
+
+        def filtered_out(row: dict) -> bool:
+            return bool(game_type and row["game_type"] != game_type or status and row["status"] != status)
+
         rows: list[dict] = []
         if q and offset == 0 and GAME_ID_RE.match(q):
             # A whole game id is looked up, however deep in the listing the game is.
             meta = await self.reads.meta(q)
             row = table_summary(q, meta) if meta else None
-            if row and not (game_type and row["game_type"] != game_type or status and row["status"] != status):
-                return {"games": [row], "scanned": 0, "total": await self.reads.count(key_of(self.keys, game_type, status)),
-                        "truncated": False}
+            if row and not filtered_out(row):
+                return {"games": [row], "scanned": 0, "total": await self.reads.count(key), "truncated": False}
         skipped = scanned = 0
         max_scan, page = MAX_SCAN, PAGE
         position = 0
@@ -67,7 +66,7 @@ class OperatorDesk:
                 if not meta:
                     continue
                 row = table_summary(gid, meta)
-                if game_type and row["game_type"] != game_type or status and row["status"] != status:
+                if filtered_out(row):
                     continue
                 if q and q not in gid.lower() and not any(
                         isinstance(p, dict) and q in str(p.get("player", "")).lower() for p in row["players"]):

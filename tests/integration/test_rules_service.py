@@ -66,7 +66,6 @@ def test_commands_are_answered_after_commit_and_retries_append_nothing(kafka, re
         gid = uuid.uuid4().hex
         await play(client, GAME, gid, 2, 10, acked, random.Random(1))
         # The same command_id again: the original result, nothing appended.
-        last_cid = f"{gid}:m9" if f"{gid}:m9" in acked else sorted(acked)[-1]
         before = read_log(kafka, topic(prefix), PARTITIONS)[gid]
         state = await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
         view = json.loads(state.view_json)
@@ -76,11 +75,23 @@ def test_commands_are_answered_after_commit_and_retries_append_nothing(kafka, re
                                                  action_json=legal.actions_json[0])
         first = await client.call("HandleCommand", request)
         again = await client.call("HandleCommand", request)
+        # The same command_id with another move (the seat to act now): refused, not a retry.
+        now = json.loads((await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))).view_json)
+        other = await client.call("ListLegalActions", rules_pb2.ListLegalActionsRequest(
+            game_type=GAME, game_id=gid, seat=now["to_act"][0]))
+        try:
+            await client.stub().HandleCommand(rules_pb2.HandleCommandRequest(
+                game_type=GAME, game_id=gid, seat=now["to_act"][0], command_id="retry-me",
+                action_json=next(a for a in other.actions_json if json.loads(a) != json.loads(request.action_json))))
+            reused = None
+        except grpc.aio.AioRpcError as error:
+            reused = (error.code(), from_rpc_error(error)[0].code)
         after = read_log(kafka, topic(prefix), PARTITIONS)[gid]
         await client.close()
-        return acked, before, after, first, again, last_cid
+        return acked, before, after, first, again, reused
 
-    acked, before, after, first, again, _ = asyncio.run(main())
+    acked, before, after, first, again, reused = asyncio.run(main())
+    assert reused == (grpc.StatusCode.ABORTED, "command_id_reused")
     assert again.result.duplicate and not first.result.duplicate
     assert (again.result.first_seq, again.result.last_seq) == (first.result.first_seq, first.result.last_seq)
     assert len(after) == len(before) + (first.result.last_seq - first.result.first_seq + 1)

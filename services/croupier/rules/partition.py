@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
 import heapq
 import threading
 import time
@@ -21,9 +22,10 @@ from typing import Any
 
 import structlog
 
+from croupier.engine.codec import canonical_bytes
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
-from croupier.engine.table import OVER, ForceEnd, TableHost, TableState
+from croupier.engine.table import OVER, TABLE_COMMANDS, ForceEnd, TableHost, TableState
 from croupier.rules.forgotten import IdFilter
 from croupier.rules.pace import CommitPace
 from croupier.rules.snapshot import Snapshot, SnapshotStore, compress, encode_between
@@ -69,24 +71,27 @@ class Outcome:
     version: int
     event_types: tuple[str, ...]
     duplicate: bool = False
+    digest: int | None = None  # the command's (command_digest), for a retry to be compared with
 
 
-# What a game remembers of one of its recent command_ids: (first_seq, last_seq, event_types).
+# What a game remembers of one of its recent command_ids: (first_seq, last_seq, event_types,
+# digest), the digest being command_digest of the command that produced them, so that the
+# same command_id sent with another move is refused rather than answered as a retry.
 # A tuple of atoms, not an object: CPython's collector stops tracking such tuples after their
 # first collection, so the thousands a replica remembers (dedupe_window a game) are not walked
 # by every later collection. As Outcome objects they were half of a replica's tracked heap,
 # and its collections paused it for up to ~100 ms (docs/performance.md).
-Remembered = tuple[int, int, tuple[str, ...]]
+Remembered = tuple[int, int, tuple[str, ...], int]
 
 # What a partition keeps of a finished game once it is retired (retire_after_s after its
 # end): its version, the results of its last RETIRED_WINDOW command_ids as
-# (command_id, first_seq, last_seq, event_types), and the time (ms) of its last event.
+# (command_id, first_seq, last_seq, event_types, digest), and the time (ms) of its last event.
 # Atoms again, untracked by the collector. forget_after_s after its end it is forgotten: its
 # id goes into `forgotten` (forgotten.py), and nothing else of it is kept.
 # A command for it is answered from these alone: a retry gets its first result, anything else
 # the table's `game_over` (or a version conflict, or `already_exists` for a create), as the
 # live game would have answered. Its state is not kept: a read reloads it from the log.
-Retired = tuple[int, tuple[tuple[str, int, int, tuple[str, ...]], ...], int]
+Retired = tuple[int, tuple[tuple[str, int, int, tuple[str, ...], int], ...], int]
 
 
 @dataclass(slots=True)
@@ -297,17 +302,18 @@ class PartitionOwner:
         if not env.command_id:
             return
         if env.cause is not None:
-            self._remember(slot, env.command_id, env.seq, env.command_end, (env.type,))
+            self._remember(slot, env.command_id, env.seq, env.command_end, (env.type,), cause_digest(env.cause))
         else:
             # A later event of the same command: its type joins the remembered result, so a
             # retry answered after a rebuild names every event type, as the first answer did.
             known = slot.seen.get(env.command_id)
             if known is not None and known[0] < env.seq <= known[1]:
-                slot.seen[env.command_id] = (known[0], known[1], self._types(known[2] + (env.type,)))
+                slot.seen[env.command_id] = (known[0], known[1], self._types(known[2] + (env.type,)), known[3])
 
-    def _remember(self, slot: Slot, command_id: str, first_seq: int, last_seq: int, event_types: tuple[str, ...]) -> None:
+    def _remember(self, slot: Slot, command_id: str, first_seq: int, last_seq: int, event_types: tuple[str, ...],
+                  digest: int) -> None:
         seen = slot.seen
-        seen[command_id] = (first_seq, last_seq, self._types(event_types))
+        seen[command_id] = (first_seq, last_seq, self._types(event_types), digest)
         if len(seen) > self._window:
             del seen[next(iter(seen))]  # the oldest: a dict keeps insertion order
 
@@ -491,7 +497,8 @@ class PartitionOwner:
                 self._on_committed(game_id, slot.state)
         for item, outcome, slot in answers:
             if slot is not None and not outcome.duplicate:
-                self._remember(slot, item.command_id, outcome.first_seq, outcome.last_seq, outcome.event_types)
+                self._remember(slot, item.command_id, outcome.first_seq, outcome.last_seq, outcome.event_types,
+                               outcome.digest)
             if not item.future.done():
                 if isinstance(outcome, Rejection):
                     item.future.set_exception(outcome)
@@ -669,9 +676,11 @@ class PartitionOwner:
         slot = tentative.get(item.game_id) or self.games.get(item.game_id)
         prior = in_batch.get((item.game_id, item.command_id))
         if prior is not None:
+            self._same_command(item, prior.digest)
             return slot, Outcome(prior.game_id, prior.first_seq, prior.last_seq, prior.version, prior.event_types, True), []
         known = slot.seen.get(item.command_id) if slot is not None else None
         if known is not None:
+            self._same_command(item, known[3])
             return slot, Outcome(item.game_id, known[0], known[1], known[1], known[2], True), []
         if slot is None and item.game_id in self.retired:
             return self._decide_retired(item)
@@ -704,22 +713,49 @@ class PartitionOwner:
                 state = host.evolve(state, env)
             # `seen` is shared: only committed results are ever written to it.
             new = Slot(state=state, seen=slot.seen)
-        outcome = Outcome(item.game_id, envs[0].seq, envs[-1].seq, envs[-1].seq, tuple(e.type for e in envs))
+        outcome = Outcome(item.game_id, envs[0].seq, envs[-1].seq, envs[-1].seq, tuple(e.type for e in envs),
+                          digest=cause_digest(envs[0].cause))
         in_batch[(item.game_id, item.command_id)] = outcome
         tentative[item.game_id] = new
         return new, outcome, envs
 
+    def _same_command(self, item: Pending, digest: int | None) -> None:
+        """Refuse a move whose command_id this game has seen with another move (or seat): a
+        retry is the same command again, and answering another as its duplicate would tell
+        the caller that a move it never made was made. The table's own commands (joins,
+        leaves, ends, the platform's ticks; creates and forks come with no `command`) keep
+        their own checks: the gateway compares a create's and a join's retries itself."""
+        command = item.command
+        if digest is None or command is None or isinstance(command, TABLE_COMMANDS):
+            return
+        if command_digest(self.host.commands.encode(command), command.seat) != digest:
+            raise Rejection("command_id_reused",
+                            f"command_id {item.command_id} was used by another command of this game; "
+                            "a new command needs a new command_id", CONFLICT)
+
     def _decide_retired(self, item: Pending):
         """A command for a retired game: answered as the finished game would answer it."""
         version, recent, _ = self.retired[item.game_id]
-        for command_id, first_seq, last_seq, event_types in recent:
+        for command_id, first_seq, last_seq, event_types, digest in recent:
             if command_id == item.command_id:
+                self._same_command(item, digest)
                 return None, Outcome(item.game_id, first_seq, last_seq, last_seq, event_types, True), []
         if item.create is not None or item.fork is not None:
             raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)
         if item.expected_version is not None and item.expected_version != version:
             raise Rejection("version_conflict", f"expected version {item.expected_version}, the game is at {version}", CONFLICT)
         raise Rejection("game_over", "this table has ended", "illegal")
+
+
+def command_digest(command: Any, seat: int | None) -> int:
+    """A command as a number: its wire form and its seat, hashed. Stable across processes
+    (snapshots keep it), and an int of 8 bytes costs a remembered command less than the text."""
+    return int.from_bytes(hashlib.blake2b(canonical_bytes([command, seat]), digest_size=8).digest(), "little")
+
+
+def cause_digest(cause: dict[str, Any] | None) -> int | None:
+    """The command_digest of the command a first event's `cause` records."""
+    return None if cause is None else command_digest(cause["command"], cause["seat"])
 
 
 def _fenced(exc: BaseException) -> bool:

@@ -307,6 +307,16 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
         body = body or models.ForceEnd()
         return await gw().force_end(game_id, body.reason, body.command_id)
 
+    @op.post("/games/{game_id}/fork", response_model=models.ForkOut, status_code=201, dependencies=op_auth,
+             summary="A new table that starts from a step of this game, seated with its players")
+    async def fork(game_id: GameId, body: models.Fork):
+        return await gw().fork(game_id, body.at, body.command_id)
+
+    @op.post("/games/{game_id}/seats/{seat}/token", response_model=models.SeatTokenOut, dependencies=op_auth,
+             summary="A seat token for a seat of a forked table (to play the fork); the seat's previous token stops working")
+    async def seat_token(game_id: GameId, seat: Seat):
+        return await gw().seat_token(game_id, seat)
+
     @op.get("/health", dependencies=op_auth, summary="Health of Redis, the projector and every rules replica")
     async def operator_health():
         report = await gw().health(deep=True)

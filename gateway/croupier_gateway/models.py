@@ -101,6 +101,8 @@ class TableOut(BaseModel):
     updated: int
     result: dict[str, Any] | None = None
     end_reason: str | None = None
+    origin: dict[str, Any] | None = Field(
+        default=None, description="A fork's origin: the game and step (seq, hash) it was forked from")
 
 
 class TablesOut(BaseModel):
@@ -152,6 +154,27 @@ class CommandOut(BaseModel):
 
 class ForceEndOut(BaseModel):
     game_id: str
+    version: int
+
+
+class Fork(_Body):
+    at: StrictInt = Field(ge=1, le=2**62, description="The step (seq) of the origin to start from: a command's last event")
+    command_id: str | None = CommandId
+
+
+class ForkOut(BaseModel):
+    game_id: str
+    game_type: str
+    seats: int
+    origin: dict[str, Any] = Field(description="{game_id, seq} of the step forked from")
+    version: int
+
+
+class SeatTokenOut(BaseModel):
+    game_id: str
+    seat: int
+    token: str
+    expires_at: int
     version: int
 
 

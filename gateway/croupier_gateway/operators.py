@@ -5,7 +5,9 @@ Mixed into core.Gateway; the replay and audit routes (issue 12) live in replay_r
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
+import secrets
 import time
 from typing import Any
 
@@ -15,9 +17,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from croupier.engine import registry
 from croupier.v1 import rules_pb2
-from croupier_gateway.errors import bad_request, not_found
+from croupier_gateway.errors import ApiError, bad_request, not_found
 from croupier_gateway.reads import table_summary
-from croupier_gateway.validation import GAME_ID_RE, STATUSES, check_command_id, check_game_id, check_text
+from croupier_gateway.validation import GAME_ID_RE, STATUSES, check_command_id, check_game_id, check_seat, check_text
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -114,6 +116,57 @@ class OperatorDesk:
         await self.wait_projected(game_id, version)
         log.info("table_force_ended", game_id=game_id, reason=reason)
         return {"game_id": game_id, "version": version}
+
+    async def fork(self, game_id: str, at: Any, command_id: Any = None) -> dict[str, Any]:
+        """A new table that starts from step `at` of a game (its log up to there, verbatim,
+        then fresh randomness), seated with the origin's players; `seat_token` gives its
+        seats to whoever the operator chooses. With a command_id, a retry names the same
+        fork (an HMAC of the id, as for a create) and is answered as a duplicate."""
+        check_game_id(game_id)
+        if not isinstance(at, int) or isinstance(at, bool) or not 1 <= at <= 2**62:
+            raise bad_request("invalid_at", "at is a step (seq) of the game, from 1", "at")
+        game_type = await self.game_type_of(game_id)
+        if command_id:
+            cid = check_command_id(command_id)
+            digest = hmac.new(self.s.signing_key.encode(), f"fork:{game_id}:{at}:{cid}".encode(), "sha256")
+            new_id = f"{game_type}-{digest.hexdigest()[:16]}"
+        else:
+            cid = secrets.token_hex(12)
+            new_id = f"{game_type}-{secrets.token_hex(8)}"
+        request = rules_pb2.ForkGameRequest(game_type=game_type, game_id=new_id, origin_game_id=game_id, at_seq=at,
+                                            command_id=f"fork:{cid}")
+        response = await self._call(game_type, new_id, "ForkGame", request)
+        self._remember_type(new_id, game_type)
+        version = int(response.result.version)
+        await self.wait_projected(new_id, version)
+        meta = await self.reads.meta(new_id)
+        log.info("table_forked", game_id=new_id, origin=game_id, at=at)
+        return {"game_id": new_id, "game_type": game_type, "seats": int(meta.get("seats") or 0) if meta else 0,
+                "origin": {"game_id": game_id, "seq": at}, "version": version}
+
+    async def seat_token(self, game_id: str, seat: Any) -> dict[str, Any]:
+        """A seat token for a seat of a fork, for the operator to play it or hand it on. A
+        fork's seats are filled from its origin's players and nobody joined them, so without
+        this nobody could play a fork. Each token issued takes the seat from the one before
+        (whose streams end at once). Never for a table players joined: their seats are theirs."""
+        check_game_id(game_id)
+        seat = check_seat(seat)
+        meta = await self.reads.meta(game_id)
+        if not meta:
+            raise not_found("no_such_game", f"no game {game_id}")
+        summary = table_summary(game_id, meta)
+        if not summary["origin"]:
+            raise ApiError("illegal", "not_a_fork",
+                           "operators get seat tokens only for forked tables; a table players joined keeps its seats")
+        if seat >= summary["seats"]:
+            raise bad_request("no_such_seat", f"this table has seats 0..{summary['seats'] - 1}", "seat")
+        if summary["status"] == "over":
+            raise ApiError("illegal", "game_over", "this table has ended")
+        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s)
+        await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
+        self.holders.forget(game_id)
+        log.info("operator_seat_token", game_id=game_id, seat=seat)
+        return {"game_id": game_id, "seat": seat, "token": token, "expires_at": claims.exp, "version": summary["version"]}
 
     async def health(self, *, deep: bool = False) -> dict[str, Any]:
         """Redis, the projector's lag, and who owns which partitions; with deep, ask every

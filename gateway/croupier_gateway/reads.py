@@ -74,6 +74,7 @@ def table_summary(game_id: str, meta: dict[str, str]) -> dict[str, Any]:
         "updated": num("updated"),
         "result": js("result", None) if status == "over" else None,
         "end_reason": (meta.get("end_reason") or None) if status == "over" else None,
+        "origin": js("origin", None),
     }
     return out
 

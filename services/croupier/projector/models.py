@@ -133,6 +133,9 @@ class ReadModels:
             "options": canonical_json(state.options),
             "created": f.state.created,
             "updated": state.last_time,
+            # A fork's origin ({game_id, seq, hash}): the gateway gives operators seat tokens
+            # for forks only (their seats are filled from the origin and nobody joined them).
+            "origin": canonical_json(state.origin) if state.origin else "",
         }
         # Which join holds each seat (the gateway's check of a seat token when its own
         # record of seat holders is gone): kept from earlier batches, written when it changes.

@@ -1,0 +1,97 @@
+"""Forks are playable: an operator forks a game at a step over HTTP, gets a seat token for
+each of the fork's seats (a fork's seats are filled from its origin's players, and nobody
+joined them), and the fork is played to its end by bots holding those tokens. A table that
+players joined never gives an operator its seats."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from croupier_gateway.bots import create_and_seat, default_bot, play_seat
+from croupier_gateway.client import HttpGateway
+from e2e_helpers import OPERATOR_TOKEN, run
+
+OP = {"authorization": f"Bearer {OPERATOR_TOKEN}"}
+GAME = "expeditions"
+
+
+async def _moves(client: HttpGateway, game_id: str, tokens: list[str], count: int) -> int:
+    """`count` moves by whoever is to act (the first legal action each time); the version after."""
+    version = 0
+    for i in range(count):
+        for token in tokens:
+            actions = await client.actions(game_id, token)
+            if actions["actions"]:
+                version = (await client.submit(game_id, token, f"opening-{i}", actions["actions"][0]))["version"]
+                break
+    return version
+
+
+def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
+    url = stack_services.http_url
+
+    async def main():
+        client = HttpGateway(url)
+        http = client.http
+        try:
+            origin, tokens = await create_and_seat(client, GAME, ["heuristic", "heuristic"])
+            at = await _moves(client, origin, tokens, 4)
+            origin_views = (await http.get(f"/v1/operator/games/{origin}", headers=OP)).json()["views"]
+            out = {
+                "unauthorised": (await http.post(f"/v1/operator/games/{origin}/fork", json={"at": at})).status_code,
+                "bad_at": await http.post(f"/v1/operator/games/{origin}/fork", json={"at": 0}, headers=OP),
+                "not_a_fork": await http.post(f"/v1/operator/games/{origin}/seats/0/token", headers=OP),
+            }
+            forked = await http.post(f"/v1/operator/games/{origin}/fork", json={"at": at, "command_id": "f1"},
+                                     headers=OP)
+            again = await http.post(f"/v1/operator/games/{origin}/fork", json={"at": at, "command_id": "f1"},
+                                    headers=OP)
+            fork = forked.json()["game_id"]
+            full = (await http.get(f"/v1/operator/games/{fork}", headers=OP)).json()
+            out["no_such_seat"] = await http.post(f"/v1/operator/games/{fork}/seats/2/token", headers=OP)
+            first = (await http.post(f"/v1/operator/games/{fork}/seats/0/token", headers=OP)).json()
+            issued = [await http.post(f"/v1/operator/games/{fork}/seats/{s}/token", headers=OP) for s in (0, 1)]
+            # The token issued first for seat 0 was replaced by the second.
+            out["replaced"] = (await http.get(f"/v1/tables/{fork}/actions", headers={
+                "authorization": f"Bearer {first['token']}"})).status_code
+            fork_tokens = [r.json()["token"] for r in issued]
+            bot = default_bot(GAME)
+            seats = await asyncio.wait_for(asyncio.gather(
+                *(play_seat(client, fork, seat, token, bot, seed=7) for seat, token in enumerate(fork_tokens))), 300)
+            audit = (await http.get(f"/v1/operator/games/{fork}/audit", headers=OP)).json()
+            table = (await http.get(f"/v1/tables/{fork}")).json()
+            origin_after = (await http.get(f"/v1/tables/{origin}")).json()
+            return out, at, origin_views, forked, again, full, issued, seats, audit, table, origin_after
+        finally:
+            await client.close()
+
+    out, at, origin_views, forked, again, full, issued, seats, audit, table, origin_after = run(main())
+    assert out["unauthorised"] == 401
+    assert (out["bad_at"].status_code, out["bad_at"].json()["error"]["field"]) == (400, "at")
+    assert (out["not_a_fork"].status_code, out["not_a_fork"].json()["error"]["code"]) == (422, "not_a_fork")
+    assert forked.status_code == 201, forked.text
+    body = forked.json()
+    assert body["origin"] == {"game_id": full["table"]["origin"]["game_id"], "seq": at} and body["seats"] == 2
+    # A retry of the fork (same command_id) names the same table.
+    assert again.status_code == 201 and again.json()["game_id"] == body["game_id"]
+    # The fork starts where the origin was at that step: the same game, every seat's view of it.
+    assert full["table"]["origin"]["seq"] == at and full["table"]["status"] == "running"
+    for viewer in ("spectator", "0", "1"):
+        assert full["views"][viewer]["game"] == origin_views[viewer]["game"], viewer
+    assert (out["no_such_seat"].status_code, out["no_such_seat"].json()["error"]["code"]) == (400, "no_such_seat")
+    assert [r.status_code for r in issued] == [200, 200]
+    assert out["replaced"] == 401
+    # Played to its end through the gateway, and its log (the origin's steps included) audits clean.
+    assert table["status"] == "over" and table["end_reason"] == "finished"
+    assert sum(s.moves for s in seats) > 0
+    assert audit["ok"] is True, audit
+    # The origin is untouched by its fork.
+    assert origin_after["status"] == "running" and origin_after["version"] == at
+
+
+def test_the_fork_routes_need_the_operator_token(stack_services):
+    url = stack_services.http_url
+    r = httpx.post(f"{url}/v1/operator/games/expeditions-0/seats/0/token", timeout=30)
+    assert r.status_code == 401

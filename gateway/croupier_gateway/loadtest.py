@@ -835,8 +835,10 @@ def plot(report: Mapping[str, Any], path: str) -> None:
     plt.close(fig)
 
 
-async def preflight(cfg: Config) -> str | None:
-    """None if the gateway answers at the target and hosts the games, else what is wrong."""
+async def preflight(cfg: Config) -> tuple[int, str] | None:
+    """None if the gateway answers at the target and hosts the games, else the exit code and
+    what is wrong: 75 (EX_TEMPFAIL, run it again later) when nothing answers, 2 when the
+    gateway there does not host a game asked for (bad input)."""
     client = make_client(cfg.protocol, cfg.target, timeout_s=10.0)
     deadline = time.monotonic() + 20.0  # a busy gateway may be slow to answer its first call
     try:
@@ -847,14 +849,14 @@ async def preflight(cfg: Config) -> str | None:
             except Exception as exc:
                 slow = (isinstance(exc, GatewayError) and exc.code == "deadline_exceeded") or "Timeout" in type(exc).__name__
                 if not slow or time.monotonic() > deadline:  # refused at once: nothing listens there
-                    return f"no gateway answers {cfg.protocol} at {cfg.target} ({type(exc).__name__}: {exc})"
+                    return 75, f"no gateway answers {cfg.protocol} at {cfg.target} ({type(exc).__name__}: {exc})"
                 await asyncio.sleep(1.0)
     finally:
         with contextlib.suppress(Exception):
             await client.close()
     missing = [g for g in cfg.games if g not in hosted]
     if missing:
-        return f"the gateway at {cfg.target} does not host {', '.join(missing)}"
+        return 2, f"the gateway at {cfg.target} does not host {', '.join(missing)}"
     return None
 
 
@@ -877,11 +879,13 @@ async def operator_token_refused(cfg: Config) -> str | None:
 
 def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = None) -> tuple[int, dict[str, Any] | None]:
     """The whole load test; returns (exit code, report). Exit 0 only with no errors and a
-    sample check that passed (or nothing to check); 1 when the gateway cannot be reached."""
+    sample check that passed (or nothing to check); 75 when no gateway answers at the target
+    (nothing was run: try again later), 2 when it does not host the games asked for."""
     problem = asyncio.run(preflight(cfg))
     if problem:
-        print(f"croupier loadtest: {problem}", file=sys.stderr)
-        return 1, None
+        code, message = problem
+        print(f"croupier loadtest: {message}", file=sys.stderr)
+        return code, None
     refused = asyncio.run(operator_token_refused(cfg))
     if refused:
         print(f"croupier loadtest: {refused}", file=sys.stderr)

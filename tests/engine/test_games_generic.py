@@ -51,6 +51,17 @@ def test_every_option_on_still_plays_clean(game_id):
 
 
 @pytest.mark.parametrize("game_id", GAMES)
+def test_a_boolean_option_takes_the_same_value_as_json_text_or_number(game_id):
+    """true, "true", "yes", "1" and 1 all mean on (and their opposites off): the gateway hands
+    the engine JSON values, gRPC callers hand it text."""
+    spec = registry.get(game_id)
+    for opt in (o for o in spec.options if isinstance(o.default, bool)):
+        for on, off in ((True, False), ("true", "false"), ("yes", "no"), ("1", "0"), (1, 0)):
+            assert spec.parse_options({opt.name: on})[opt.name] is True, (opt.name, on)
+            assert spec.parse_options({opt.name: off})[opt.name] is False, (opt.name, off)
+
+
+@pytest.mark.parametrize("game_id", GAMES)
 def test_golden_playthrough_replays_to_the_same_events_and_views(game_id):
     path = GOLDEN / f"{game_id}.jsonl"
     assert path.exists(), f"record it: python -m croupier.engine.playthrough record {game_id} > {path}"
@@ -68,6 +79,8 @@ def test_unknown_or_bad_options_are_refused_with_a_clear_error(game_id):
         if isinstance(opt.default, bool):
             with pytest.raises(Rejection):
                 spec.parse_options({opt.name: "maybe"})
+            with pytest.raises(Rejection):
+                spec.parse_options({opt.name: 2})
         elif isinstance(opt.default, int):
             with pytest.raises(Rejection):
                 spec.parse_options({opt.name: "lots"})
@@ -104,3 +117,11 @@ def test_selfplay_jobs_flag_is_checked(capsys):
 
     assert main(["selfplay", "journey", "--games", "2", "--jobs", "0"]) == 2
     assert "--jobs must be between 1 and 64" in capsys.readouterr().err
+
+
+def test_selfplay_refuses_a_seat_count_outside_the_game_rather_than_choosing_one(capsys):
+    from croupier.cli.main import main
+
+    for players in ("0", "-1", "99"):
+        assert main(["selfplay", "journey", "--games", "1", "--players", players]) == 2, players
+        assert "journey is for" in capsys.readouterr().err

@@ -221,5 +221,5 @@ def test_no_gateway_is_a_clear_error(capsys):
     from croupier_gateway.launcher import free_port
 
     code = croupier_main(["loadtest", "--tables", "2", "--duration", "1", "--target", f"127.0.0.1:{free_port()}"])
-    assert code == 1
+    assert code == 75  # nothing ran: try again later, as for every command whose service does not answer
     assert "no gateway answers grpc at 127.0.0.1:" in capsys.readouterr().err

@@ -78,8 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "table when one ends) until the time is up, then report throughput, latency, "
                                    "errors and a check (audit, projection equals replay) of a sample of the "
                                    "finished games. Exit 0: no errors and the check passed; 1: errors or a "
-                                   "failed check, or no gateway at the target; 2: bad flags, or an operator token "
-                                   "the gateway refuses (checked before the run).")
+                                   "failed check; 2: bad flags, a game the gateway does not host, or an operator "
+                                   "token it refuses (checked before the run); 75: no gateway answers at the "
+                                   "target (nothing was run: try again later).")
     p.add_argument("--game", type=_game, default="all", metavar="G|all",
                    help=f"the game of the tables: {', '.join(registry.GAME_IDS)}, or all (spread evenly; default)")
     p.add_argument("--tables", type=_positive_int, required=True, metavar="N", help="tables in play at once")

@@ -163,7 +163,10 @@ class OptionSpec:
     def parse(self, raw: Any) -> Any:
         kind = type(self.default)
         value = raw
-        if isinstance(raw, str) and kind is not str:
+        if kind is bool and type(raw) is int and raw in (0, 1):
+            # 1 and 0 as JSON numbers, as "1" and "0" as text (gRPC carries options as text).
+            value = bool(raw)
+        elif isinstance(raw, str) and kind is not str:
             text = raw.strip().lower()
             if kind is bool:
                 if text in ("1", "true", "yes", "on"):

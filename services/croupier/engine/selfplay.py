@@ -290,7 +290,7 @@ def digest_of(tables: Sequence[LocalTable]) -> str:
 
 
 def _lineup(spec: GameSpec, i: int, players: int | None, bot: str, seat_bots: Sequence[str] | None):
-    seats = players or (spec.min_seats + i % (spec.max_seats - spec.min_seats + 1))
+    seats = players if players is not None else spec.min_seats + i % (spec.max_seats - spec.min_seats + 1)
     spec.check_seats(seats)
     names = list(seat_bots) if seat_bots else [bot] * seats
     if seat_bots:

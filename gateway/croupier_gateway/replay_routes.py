@@ -3,13 +3,17 @@
 Operators (behind the operator credential) may export, audit and replay any game as any
 viewer. A player may replay the game of their seat token: while the game runs, only as
 their own seat (what that seat saw); once it is over, the full record is open, so as any
-seat. Spectators replay as spectators. The log is read with croupier.rules.store.read_game
+seat. Spectators replay as spectators. A fork starts from its origin's hands and decks as
+they were at the fork's step, so its record opens only once its origin is over too (and the
+origin's origin, for a fork of a fork): a fork that ends before the game it was made from
+must not show that game's hidden cards while it is still played. The log is read with croupier.rules.store.read_game
 in a worker thread; the engine's audit and replay (croupier.engine.audit) do the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -45,6 +49,39 @@ async def _log(gw: Any, game_id: str) -> list[Envelope]:
     if not envelopes:
         raise ApiError("not_found", "no_such_game", f"no events for game {game_id}")
     return envelopes
+
+
+# Forks of forks followed at most this deep before the record is taken as still closed.
+MAX_FORK_DEPTH = 32
+
+
+async def _record_open(gw: Any, envelopes: list[Envelope]) -> bool:
+    """Whether the game's full record may be replayed as any seat: it is over, and so is
+    every game of its fork chain (read from the listings, else from the origin's log)."""
+    if not any(env.type == "TableEnded" for env in envelopes):
+        return False
+    origin = (envelopes[0].payload or {}).get("origin") if envelopes[0].type == "TableCreated" else None
+    for _ in range(MAX_FORK_DEPTH):
+        if not isinstance(origin, dict) or not origin.get("game_id"):
+            return True
+        origin_id = str(origin["game_id"])
+        meta = await gw.reads.meta(origin_id)
+        if meta and meta.get("status"):
+            if meta.get("status") != "over":
+                return False
+            raw = meta.get("origin") or ""
+            if raw or "origin" in meta:
+                origin = json.loads(raw) if raw else None
+                continue
+        # Not in the read models (or projected before they named a fork's origin): its log.
+        try:
+            logged = await _log(gw, origin_id)
+        except ApiError:
+            return False
+        if not any(env.type == "TableEnded" for env in logged):
+            return False
+        origin = (logged[0].payload or {}).get("origin") if logged[0].type == "TableCreated" else None
+    return False
 
 
 def _replay(envelopes: list[Envelope], to: int | None, viewer: str) -> dict[str, Any]:
@@ -89,7 +126,11 @@ def register_player(router: APIRouter, gw: Callable[[], Any], bearer: Callable[[
         over = any(env.type == "TableEnded" for env in envelopes)
         own = "spectator" if claims is None else str(claims.seat)
         who = viewer or own
-        if who != own and not over:
+        if who != own and not await _record_open(g, envelopes):
+            if over:
+                raise ApiError("forbidden", "replay_while_origin_runs",
+                               "this table is a fork of a game still being played: until that game is over "
+                               "you may replay it only as your own seat")
             raise ApiError("forbidden", "replay_while_running",
                            "while the game runs you may replay only as your own seat")
         if over and to is None:

@@ -1,7 +1,8 @@
 """Forks are playable: an operator forks a game at a step over HTTP, gets a seat token for
 each of the fork's seats (a fork's seats are filled from its origin's players, and nobody
 joined them), and the fork is played to its end by bots holding those tokens. A table that
-players joined never gives an operator its seats."""
+players joined never gives an operator its seats, and a finished fork's record (which starts
+from its origin's hands) stays closed to other seats while its origin is still played."""
 
 from __future__ import annotations
 
@@ -63,11 +64,17 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
             audit = (await http.get(f"/v1/operator/games/{fork}/audit", headers=OP)).json()
             table = (await http.get(f"/v1/tables/{fork}")).json()
             origin_after = (await http.get(f"/v1/tables/{origin}")).json()
-            return out, at, origin_views, forked, again, full, issued, seats, audit, table, origin_after
+            # The fork is over, its origin is not: the fork's record (the origin's hands at the
+            # fork's step) stays closed to other seats until the origin is over too.
+            replays = {"closed": await http.get(f"/v1/tables/{fork}/replay", params={"as": "1", "to": 2}),
+                       "spectator": await http.get(f"/v1/tables/{fork}/replay", params={"to": 2})}
+            await http.post(f"/v1/operator/games/{origin}/force-end", json={"reason": "e2e"}, headers=OP)
+            replays["open"] = await http.get(f"/v1/tables/{fork}/replay", params={"as": "1", "to": 2})
+            return out, at, origin_views, forked, again, full, issued, seats, audit, table, origin_after, replays
         finally:
             await client.close()
 
-    out, at, origin_views, forked, again, full, issued, seats, audit, table, origin_after = run(main())
+    out, at, origin_views, forked, again, full, issued, seats, audit, table, origin_after, replays = run(main())
     assert out["unauthorised"] == 401
     assert (out["bad_at"].status_code, out["bad_at"].json()["error"]["field"]) == (400, "at")
     assert (out["not_a_fork"].status_code, out["not_a_fork"].json()["error"]["code"]) == (422, "not_a_fork")
@@ -89,6 +96,13 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
     assert audit["ok"] is True, audit
     # The origin is untouched by its fork.
     assert origin_after["status"] == "running" and origin_after["version"] == at
+    closed = replays["closed"]
+    assert (closed.status_code, closed.json()["error"]["code"]) == (403, "replay_while_origin_runs")
+    assert replays["spectator"].status_code == 200
+    assert replays["spectator"].json()["view"]["game"]["players"][1]["hand"] is None  # a spectator sees no hand
+    opened = replays["open"]
+    assert opened.status_code == 200, opened.text
+    assert opened.json()["view"]["game"]["players"][1]["hand"] == origin_views["1"]["game"]["players"][1]["hand"]
 
 
 def test_the_fork_routes_need_the_operator_token(stack_services):

@@ -24,7 +24,7 @@ from delve_helpers import (
 
 from croupier.engine.contract import Start
 from croupier.engine.testing import fair_rng, scenario
-from croupier.games.delve import SPEC
+from croupier.games.delve import SPEC, views
 from croupier.games.delve import commands as C
 from croupier.games.delve import events as E
 from croupier.games.delve.cards import CONTENT
@@ -263,6 +263,11 @@ def test_the_diamond_destroys_itself_and_shuffles_two_random_loot_cards_into_the
     p = st2.players[0]
     assert "diamond.1" not in p.hand + p.draw + p.discard and p.draw == events[1].order
     assert st2.shop.loot == LOOT[2:]
+    # The words for it (the replay's move list, which other seats and spectators read) do
+    # not say which rewards went face down into the draw pile.
+    words = SPEC.describe(events[1])
+    assert "2 reward cards" in words
+    assert not any(views._name(card) in words for card in events[1].loot)
 
 
 def test_a_diamond_reward_finds_the_one_diamond_and_later_ones_pay_coins():

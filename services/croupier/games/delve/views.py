@@ -225,7 +225,10 @@ def describe(ev: Event) -> str:
     if t is E.DiamondFound:
         return f"Seat {ev.seat} finds the Diamond!"
     if t is E.DiamondCut:
-        return f"The Diamond of seat {ev.seat} shatters into {_names(ev.loot)}, shuffled into the draw pile."
+        # Not which rewards: they go face down into a draw pile, whose contents only its owner
+        # sees (the replay's words reach other seats and spectators, and are blanked by card
+        # id only, while these words would name the cards).
+        return f"The Diamond of seat {ev.seat} shatters into {len(ev.loot)} reward cards, shuffled into the draw pile."
     if t is E.CardsDestroyed:
         return f"A hazard destroys seat {ev.seat}'s {_names(ev.cards)}."
     if t is E.ExtraEncounterStarted:

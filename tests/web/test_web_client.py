@@ -2,7 +2,7 @@
 types played to the end by clicking (each seat in a browser of its own, one of them
 phone-sized), watched by spectators, its pages checked against the engine's views and for
 other seats' hidden cards, a reload that keeps the seat, keyboard play, and the operator's
-replay page stepped through with the audit verdict."""
+replay page stepped through with the audit verdict, then forked at a step and played on."""
 
 from __future__ import annotations
 
@@ -261,4 +261,21 @@ def test_the_replay_page_steps_through_a_game_with_its_audit(played_web, stack_s
         assert page.locator("#view article.replay-view").count() == 2
         assert page.locator("#moves li").nth(1).inner_text() == full["moves"][1].strip()  # the moves in words
         page.screenshot(path=str(artifacts / "replay-nightfall.png"), full_page=True)
+        # Fork the game at this step and play on: the page gets a token for each of the
+        # fork's seats, and the table page plays them.
+        page.click("#fork")
+        page.wait_for_selector("#fork-done")
+        fork = page.evaluate("() => window.croupierReplay.fork")
+        table = httpx.get(f"{base}/v1/tables/{fork['game_id']}", timeout=30).json()
+        assert table["origin"]["game_id"] == gid and table["origin"]["seq"] == steps[middle]
+        assert table["status"] == "running"
+        assert page.locator("#forked a").count() == fork["seats"] == 2
+        page.locator("#forked a").first.click()
+        page.wait_for_function("() => window.croupierTable && window.croupierTable.view && window.croupierTable.seat === 0")
+        acting = page.evaluate("() => window.croupierTable.view.to_act")[0]
+        page.goto(f"{base}/web/table.html?game={fork['game_id']}&seat={acting}")
+        page.wait_for_function("() => document.querySelectorAll('#moves-body button[data-action]').length > 0")
+        before = page.evaluate("() => window.croupierTable.version")
+        page.locator("#moves-body button[data-action]").first.click()
+        page.wait_for_function(f"() => window.croupierTable.version > {before}")
         browser.close()

@@ -1,9 +1,10 @@
 // The replay page: /web/replay.html?game=<id>. With the operator token: any game, as any
 // seat, a spectator or every seat, with the audit verdict (the operator replay and audit
-// routes). Without it: the player's replay route (a finished table, or your own seat).
+// routes), and a fork of the game at any step to play on. Without it: the player's replay
+// route (a finished table, or your own seat).
 
 import { ActionContext } from "./actions.js";
-import { api, seatsHeld } from "./api.js";
+import { api, holdSeat, newId, seatsHeld } from "./api.js";
 import { clear, facts, h } from "./dom.js";
 import { renderGame } from "./games.js";
 
@@ -66,6 +67,8 @@ async function load(e) {
     step.value = step.max;
     drawMoves();
     for (const id of ["step-panel", "view-panel", "moves-panel"]) $(id).hidden = false;
+    $("fork-row").hidden = !opToken();
+    clear($("forked"));
     replay.loaded += 1;
     await show(replay.steps.length - 1);
     $("status").textContent = `${replay.steps.length} steps.`;
@@ -92,6 +95,30 @@ async function audit() {
       h("ul", { hidden: r.ok ? true : null }, r.faults.map((f) => h("li", {}, `seq ${f.seq} (${f.check}): ${f.what}`))));
   } catch (ex) {
     clear(body).append(h("p", { class: "error" }, `The audit failed: ${ex.message}`));
+  }
+}
+
+// An operator's fork of the game at the step shown: the gateway makes the table and gives
+// this browser a token for each of its seats (forks only), so the fork is played on in the
+// table page like any other table.
+async function forkHere() {
+  const box = clear($("forked"));
+  const at = replay.steps[replay.step];
+  box.append(h("p", {}, `Forking at seq ${at}…`));
+  try {
+    const gid = encodeURIComponent(replay.gameId);
+    const fork = await api(`/v1/operator/games/${gid}/fork`, { method: "POST", token: opToken(), body: { at, command_id: newId() } });
+    const links = [];
+    for (let s = 0; s < fork.seats; s++) {
+      const seat = await api(`/v1/operator/games/${encodeURIComponent(fork.game_id)}/seats/${s}/token`,
+        { method: "POST", token: opToken() });
+      holdSeat(fork.game_id, s, seat, `seat ${s}`);
+      links.push(h("li", {}, h("a", { href: `table.html?game=${encodeURIComponent(fork.game_id)}&seat=${s}` }, `play seat ${s}`)));
+    }
+    replay.fork = fork;
+    clear(box).append(h("p", { id: "fork-done" }, `Forked at seq ${at} as ${fork.game_id}:`), h("ul", {}, links));
+  } catch (ex) {
+    clear(box).append(h("p", { class: "error" }, `Could not fork here: ${ex.message}`));
   }
 }
 
@@ -143,6 +170,7 @@ function main() {
   $("prev").addEventListener("click", () => go(replay.step - 1));
   $("next").addEventListener("click", () => go(replay.step + 1));
   $("viewer").addEventListener("change", () => { replay.viewer = $("viewer").value; show(replay.step); });
+  $("fork").addEventListener("click", forkHere);
   if (opToken()) {
     api("/v1/operator/games?status=over&limit=50", { token: opToken() }).then((r) => {
       for (const g of r.games || []) $("recent").append(h("option", { value: g.game_id }));

@@ -424,8 +424,8 @@ class Gateway(OperatorDesk):
                 self._checked_actions.add(checked)
         except Rejection as rej:
             raise ApiError.from_rejection(rej, field="action") from None
-        except (TypeError, ValueError):
-            raise bad_request("invalid_action", "action must be plain JSON", "action") from None
+        except (TypeError, ValueError, RecursionError):
+            raise bad_request("invalid_action", "action must be plain JSON, nested at most a few levels", "action") from None
         request = rules_pb2.HandleCommandRequest(game_type=game_type, game_id=game_id, seat=claims.seat,
                                                  command_id=f"s{claims.seat}:{cid}", action_json=action_json)
         if expected_version is not None:

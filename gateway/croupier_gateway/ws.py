@@ -44,7 +44,7 @@ def register(app: FastAPI, gw: Any) -> None:
         try:
             check_game_id(game_id)
             raw_from = websocket.query_params.get("from_version", "0")
-            if not raw_from.isdigit() or len(raw_from) > 18:
+            if not (raw_from.isascii() and raw_from.isdigit()) or len(raw_from) > 18:  # not "²"
                 raise bad_request("invalid_from_version", "from_version is a non-negative integer", "from_version")
             from_version = int(raw_from)
             token = websocket.query_params.get("token") or _bearer(websocket)
@@ -88,7 +88,7 @@ async def _first_message_token(websocket: WebSocket, wait_s: float) -> str | Non
         raise bad_request("invalid_auth_message", 'the first message is JSON: {"token": "..."} or {}', "token") from None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the parser's limit
         raise bad_request("invalid_auth_message", 'the first message is JSON: {"token": "..."} or {}', "token") from None
     if not isinstance(data, dict) or not isinstance(data.get("token"), (str, type(None))):
         raise bad_request("invalid_auth_message", 'the first message is JSON: {"token": "..."} or {}', "token")

@@ -125,3 +125,22 @@ def test_selfplay_refuses_a_seat_count_outside_the_game_rather_than_choosing_one
     for players in ("0", "-1", "99"):
         assert main(["selfplay", "journey", "--games", "1", "--players", players]) == 2, players
         assert "journey is for" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_an_action_nested_past_sense_is_refused_as_malformed(game_id):
+    """A field nested hundreds deep made the codec's conversion recurse past Python's limit:
+    a RecursionError, which the rules service answered as UNKNOWN. Now a malformed command."""
+    import dataclasses
+
+    from croupier.engine.table import TableHost
+
+    host = TableHost(registry.get(game_id))
+    cls, name = next((c, f.name) for c in sorted(registry.get(game_id).commands, key=lambda c: c.TYPE)
+                     for f in dataclasses.fields(c) if f.name != "seat")
+    nested: list = []
+    for _ in range(2000):
+        nested = [nested]
+    with pytest.raises(Rejection) as refused:
+        host.decode_action({"type": cls.TYPE, name: nested}, 0)
+    assert (refused.value.code, refused.value.kind) == ("malformed_command", "malformed")

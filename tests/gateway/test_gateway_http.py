@@ -152,6 +152,11 @@ def test_command_input_errors_name_the_field(client):
         assert error(client.post(f"/v1/tables/{gid}/commands",
                                  json={"command_id": "c", "expected_version": loose, "action": play}, headers=h),
                      400)["field"] == "expected_version"
+    for depth in (600, 900):  # nested past sense: a 400 naming the action, never a 500
+        deep = '{"command_id": "c", "action": {"type": "Play", "pebble": ' + "[" * depth + "]" * depth + "}}"
+        r = client.post(f"/v1/tables/{gid}/commands", content=deep,
+                        headers={**h, "content-type": "application/json"})
+        assert error(r, 400)["field"] == "action", depth
 
 
 def test_version_conflict_is_409(client):
@@ -315,7 +320,7 @@ def test_stream_refusals_close_with_4000_plus_status(client):
     from starlette.websockets import WebSocketDisconnect
 
     for url, code in (("/v1/tables/nope-1/stream", 4404), ("/v1/tables/x/stream?from_version=-1", 4400),
-                      ("/v1/tables/x/stream?token=garbage", 4401)):
+                      ("/v1/tables/x/stream?from_version=²", 4400), ("/v1/tables/x/stream?token=garbage", 4401)):
         with client.websocket_connect(url) as ws:
             if "token" not in url:
                 ws.send_text("{}")

@@ -116,6 +116,10 @@ def test_version_conflicts_and_illegal_moves_are_typed_rejections(kafka, redis_u
             "wrong_seat": dict(seat=1 - seat, action_json=legal.actions_json[0]),
             "malformed": dict(seat=seat, action_json="{not json"),
             "unknown_type": dict(seat=seat, action_json='{"type":"TakeEverything"}'),
+            # Not JSON by its standard (Python's json would take them), and nested past sense.
+            "nan": dict(seat=seat, action_json='{"type":"DiscardCard","card":NaN}'),
+            "overflow": dict(seat=seat, action_json='{"type":"DiscardCard","card":1e999}'),
+            "deep": dict(seat=seat, action_json='{"type":"DiscardCard","card":' + "[" * 700 + "]" * 700 + "}"),
         }
         for name, fields in cases.items():
             try:
@@ -150,6 +154,7 @@ def test_version_conflicts_and_illegal_moves_are_typed_rejections(kafka, redis_u
     assert out["wrong_seat"][0] == grpc.StatusCode.FAILED_PRECONDITION
     assert out["malformed"] == (grpc.StatusCode.INVALID_ARGUMENT, "malformed")
     assert out["unknown_type"] == (grpc.StatusCode.INVALID_ARGUMENT, "malformed")
+    assert out["nan"] == out["overflow"] == out["deep"] == (grpc.StatusCode.INVALID_ARGUMENT, "malformed")
     assert out["missing"][0] in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE)
     assert v_after == v_before, "a rejected command changed the game"
 

@@ -171,4 +171,7 @@ class MessageCodec:
         if not isinstance(wire, Mapping) or not isinstance(wire.get("type"), str):
             raise CodecError("a message needs a string 'type'")
         data = {k: v for k, v in wire.items() if k != "type"}
-        return self.decode_payload(wire["type"], self.cls(wire["type"]).VERSION, data, **extra)
+        try:
+            return self.decode_payload(wire["type"], self.cls(wire["type"]).VERSION, data, **extra)
+        except RecursionError:
+            raise CodecError(f"{wire['type']}: a field is nested too deeply") from None

@@ -256,7 +256,8 @@ class PartitionOwner:
         self.restored_from = snapshot.offset
 
     def drop_all(self) -> None:
-        """Drop every game held (a snapshot that did not match the log): read from the start."""
+        """Drop every game held (a snapshot that did not match the log, a fault that may have
+        left memory half updated): the next read starts from the snapshot or the start."""
         self.games, self.retired, self._ended = {}, {}, {}
         self.forgotten = IdFilter()
         self.log_offset = 0
@@ -448,6 +449,18 @@ class PartitionOwner:
                 # decided afresh, and no caller is left waiting for an answer that never comes.
                 self._fail(batch, Rejection(NOT_OWNER, f"partition {self.partition} moved during the append", NOT_OWNER))
                 raise
+            except Exception:
+                # A fault of ours past the decisions (each command's own is answered in
+                # _process): the loop must never end, or every game of the partition would
+                # wait for good. Answer the batch "retry", forget what memory holds (the
+                # fault may have left it half updated: a state without its remembered
+                # command, say) and read the partition again, from its snapshot or its start.
+                log.exception("partition_batch_failed", partition=self.partition, commands=len(batch))
+                self._fail(batch, Rejection(UNAVAILABLE, "the rules service failed on this batch; retry", UNAVAILABLE))
+                if self.status != LOST:
+                    self.drop_all()
+                    self._deadlines.clear()
+                    await self._recover(loop)
 
     async def _process(self, loop, batch: list[Pending]) -> None:
         if self.status == LOST:
@@ -464,6 +477,15 @@ class PartitionOwner:
                 slot, outcome, envs = self._decide(item, tentative, in_batch, now)
             except Rejection as exc:
                 answers.append((item, exc, None))
+                continue
+            except Exception as exc:
+                # A command the game's checks let through and its rules then failed on (a
+                # bug, found by that input): refused alone, nothing recorded, the rest of the
+                # batch and the partition go on. Logged in full for the operators.
+                log.exception("decide_failed", game_id=item.game_id, command_id=item.command_id)
+                answers.append((item, Rejection(
+                    "command_not_understood",
+                    f"this command could not be judged ({type(exc).__name__}); nothing was recorded", "malformed"), None))
                 continue
             if envs:
                 records.extend(envs)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 import signal
 import time
@@ -18,7 +17,7 @@ from grpc_reflection.v1alpha import reflection
 
 from croupier.config import LogSettings
 from croupier.engine import registry
-from croupier.engine.codec import canonical_json
+from croupier.engine.codec import canonical_json, loads
 from croupier.engine.contract import NOT_FOUND, Rejection
 from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
 from croupier.rules.errors import KIND_TO_STATUS, Refusal, to_proto, trailing
@@ -211,7 +210,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             if len(request.action_json) > MAX_ACTION_JSON:
                 raise Rejection("action_too_large", f"an action is at most {MAX_ACTION_JSON} bytes", "malformed")
             try:
-                wire = json.loads(request.action_json)
+                # orjson: JSON as its standard says (no NaN or Infinity, no number that
+                # overflows to one) and nested at most 1,024 deep; the engine never stores a
+                # value its canonical JSON could not write.
+                wire = loads(request.action_json)
             except ValueError as exc:
                 raise Rejection("malformed_json", f"action_json is not JSON: {exc}", "malformed") from None
             if not isinstance(wire, dict):

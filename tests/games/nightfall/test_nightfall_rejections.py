@@ -37,7 +37,7 @@ CASES = {
     "no_deadline": (lambda: fight(), Tick(now=5)),
     "game_over": (lambda: fight(E.GameEnded(winners=(0,), reason="graveyard", graveyard=(0, 200))), C.EndTurn(seat=0)),
     "not_your_turn": (lambda: fight(), C.EndTurn(seat=1)),
-    "wrong_phase": (lambda: fight(), C.SetTrap(seat=0, trap="spike-pit", location=MOOR)),
+    "wrong_phase": (lambda: fight(E.TrapWindowOpened(seat=0)), C.DrawCard(seat=0)),
     "unknown_command": (lambda: fight(), JoinSeat(seat=0, player="x")),
     # setup
     "already_chosen": (lambda: game(*deal(hand1=("s1-town-wall-1",))[:5], E.OpeningLocationChosen(seat=1, card=LIGHT)),
@@ -130,6 +130,13 @@ CASES = {
 def test_rejection_code(code):
     make, cmd = CASES[code]
     rejected(make(), cmd, code)
+
+
+def test_a_trap_that_is_not_even_a_name_is_refused():
+    """trap={} raised TypeError (a dict cannot be looked up in a dict), which a rules
+    partition did not survive; every other field of every command was already refused."""
+    for trap in ({}, [], None, 7):
+        rejected(fight(hand0=(PIT,)), C.SetTrap(seat=0, trap=trap, location=MOOR), "not_a_trap")
 
 
 def test_event_target_must_fit_the_event():

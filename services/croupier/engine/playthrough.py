@@ -84,6 +84,9 @@ def check(lines: Iterable[str]) -> str | None:
     it = iter(lines)
     head = json.loads(next(it))
     spec = registry.get(head["game"])
+    # A game recorded under an earlier rules version replays under that version (a game
+    # keeps the rules it was created with): the check that an upgrade kept them.
+    spec = spec.for_version(int(head.get("rules_version", spec.rules_version)))
     table = LocalTable(spec, f"golden-{spec.id}", head["seats"], head["options"], table_seed(head["seed"], 0, spec.id))
     for n, raw in enumerate(it, start=2):
         step = json.loads(raw)

@@ -580,6 +580,9 @@ class TableHost:
     def legal_actions(self, state: TableState, seat: int) -> list[Command]:
         if state.status != RUNNING:
             return []
+        if state.rules_version != self.spec.rules_version:
+            # What that version's decide takes: a game keeps the rules it was created with.
+            return self.for_version(state.rules_version).legal_actions(state, seat)
         return self.spec.legal_actions(state.game, seat)
 
     def legal_action_texts(self, state: TableState, seat: int) -> list[str]:

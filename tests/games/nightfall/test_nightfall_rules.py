@@ -5,9 +5,12 @@ from __future__ import annotations
 from nightfall_setup import LIGHT, MOOR, deal, enter, game, place, turn
 
 from croupier.engine.contract import Start
+from croupier.engine.testing import scenario
+from croupier.games.nightfall import SPEC
 from croupier.games.nightfall import commands as C
 from croupier.games.nightfall import events as E
 from croupier.games.nightfall.cards import deck_cards
+from croupier.games.nightfall.rules import legal_actions
 
 WOLF = "s0-werewolf-1"  # 50 HP, Maul 15, beast: +10 DMG
 GHOUL = "s0-ghoul-1"  # 30 HP, Claw 10
@@ -549,16 +552,46 @@ def test_snare_event_takes_the_targets_actions_on_its_owners_next_turn():
 # --- Traps ------------------------------------------------------------------------------
 
 
+PIT1, PIT2 = "s0-spike-pit-1", "s0-spike-pit-2"  # 1/2
+TURN_ENDS = (E.TurnEnded(seat=0), E.TurnStarted(seat=1, turn=4, started_empty=False))
+
+
 def test_trap_needs_all_its_components_in_hand():
-    pit1, pit2 = "s0-spike-pit-1", "s0-spike-pit-2"  # 1/2
-    fight(hand0=(pit1,)).when(C.EndTurn(seat=0)).then(
-        E.TurnEnded(seat=0), E.TurnStarted(seat=1, turn=4, started_empty=False))
-    g = fight(hand0=(pit1, pit2))
+    fight(hand0=(PIT1,)).when(C.SetTrap(seat=0, trap="spike-pit", location=MOOR)).rejects("trap_incomplete")
+    g = fight(hand0=(PIT1, PIT2))
+    # Laid from the main phase, which it ends: a window in which more may be laid.
+    g.when(C.SetTrap(seat=0, trap="spike-pit", location=MOOR)).then(
+        E.TrapWindowOpened(seat=0), E.TrapSet(seat=0, trap="spike-pit", cards=(PIT1, PIT2), location=MOOR))
+    g.when(C.SetTrap(seat=0, trap="poison-gas", location=MOOR)).rejects("trap_incomplete")
+    window = fight(E.TrapWindowOpened(seat=0), hand0=(PIT1, PIT2))
+    window.when(C.SetTrap(seat=0, trap="spike-pit", location=MOOR)).then(
+        E.TrapSet(seat=0, trap="spike-pit", cards=(PIT1, PIT2), location=MOOR))
+    window.when(C.DrawCard(seat=0)).rejects("wrong_phase")  # the main phase is over
+    window.when(C.EndTurn(seat=0)).then(*TURN_ENDS)
+
+
+def test_ending_the_turn_shows_nothing_of_the_hand():
+    """EndTurn ends the turn the same way whether or not the hand holds a complete Trap: the
+    phase, which the opponent and spectators see, no longer tells them (rules version 1
+    opened a trap window here only for a hand that could lay one)."""
+    fight(hand0=(PIT1,)).when(C.EndTurn(seat=0)).then(*TURN_ENDS)
+    fight(hand0=(PIT1, PIT2)).when(C.EndTurn(seat=0)).then(*TURN_ENDS)
+    legal = legal_actions(fight(hand0=(PIT1, PIT2)).state, 0)
+    assert C.SetTrap(seat=0, trap="spike-pit", location=MOOR) in legal  # offered to the seat alone
+
+
+def test_games_created_under_rules_version_1_keep_its_trap_window():
+    v1 = SPEC.for_version(1)
+    assert (SPEC.rules_version, v1.rules_version) == (2, 1)
+    g = scenario(v1, 2).given_state(fight(hand0=(PIT1, PIT2)).state)
     g.when(C.EndTurn(seat=0)).then(E.TrapWindowOpened(seat=0))
+    g.when(C.SetTrap(seat=0, trap="spike-pit", location=MOOR)).rejects("wrong_phase")
+    assert not any(isinstance(a, C.SetTrap) for a in v1.legal_actions(g.state, 0))
     g.given(E.TrapWindowOpened(seat=0))
     g.when(C.SetTrap(seat=0, trap="spike-pit", location=MOOR)).then(
-        E.TrapSet(seat=0, trap="spike-pit", cards=(pit1, pit2), location=MOOR))
-    g.when(C.SetTrap(seat=0, trap="poison-gas", location=MOOR)).rejects("trap_incomplete")
+        E.TrapSet(seat=0, trap="spike-pit", cards=(PIT1, PIT2), location=MOOR))
+    assert C.SetTrap(seat=0, trap="spike-pit", location=MOOR) in v1.legal_actions(g.state, 0)
+    scenario(v1, 2).given_state(fight(hand0=(PIT1,)).state).when(C.EndTurn(seat=0)).then(*TURN_ENDS)
 
 
 def test_trap_fires_at_the_start_of_the_opponents_next_turn_before_anything_else():

@@ -4,6 +4,8 @@ Traps; a Graveyard of 200 HP loses. See docs/games/nightfall.md."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from croupier.engine.contract import GameSpec, OptionSpec
 from croupier.games.nightfall import rules, views
 from croupier.games.nightfall.bots import heuristic
@@ -22,12 +24,16 @@ OPTIONS = (
                minimum=1, maximum=500),
 )
 
+# Rules version 2 (2026-12-02): a Trap is laid from the main phase (SetTrap ends it) and
+# EndTurn always ends the turn; version 1 opened a trap window on EndTurn only when the hand
+# held a complete Trap, which the phase showed the opponent. Games created under version 1
+# go on, replay and audit under it (`previous`).
 SPEC = GameSpec(
     id="nightfall",
     name="Nightfall",
     min_seats=2,
     max_seats=2,
-    rules_version=1,
+    rules_version=2,
     options=OPTIONS,
     commands=COMMANDS,
     events=EVENTS,
@@ -45,3 +51,7 @@ SPEC = GameSpec(
     summary="Two players build a map of Locations and fight with Characters, Items, Events and Traps; "
             "a Graveyard of 200 HP loses.",
 )
+
+SPEC = dataclasses.replace(SPEC, previous={
+    1: dataclasses.replace(SPEC, rules_version=1, decide=rules.decide_v1, legal_actions=rules.legal_actions_v1),
+})

@@ -272,8 +272,12 @@ def heuristic(view: Mapping[str, Any], legal: Sequence[Mapping[str, Any]], rng: 
     board = _Board(view)
     best: list[Mapping[str, Any]] = []
     top = float("-inf")
-    for action in legal:
-        score = _score(board, action)
+    scores = [_score(board, action) for action in legal]
+    # A Trap laid from the main phase ends it: only once nothing else is worth doing.
+    busy = any(s > 0 for s, a in zip(scores, legal) if a["type"] not in ("SetTrap", "EndTurn"))
+    for action, score in zip(legal, scores):
+        if busy and action["type"] == "SetTrap":
+            continue
         if score > top:
             top, best = score, [action]
         elif score == top:

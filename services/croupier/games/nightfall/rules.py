@@ -491,8 +491,9 @@ def _check_draw(state: State, cmd: C.DrawCard, r: _Reads) -> None:
 
 
 def _check_set_trap(state: State, cmd: C.SetTrap, r: _Reads) -> None:
-    _check_turn(state, cmd, TRAPS)
-    if cmd.trap not in TRAP_CARDS:
+    # At the end of the turn: from the main phase (which it ends) or in the trap window.
+    _check_turn(state, cmd, TRAPS if state.phase == TRAPS else MAIN)
+    if not isinstance(cmd.trap, str) or cmd.trap not in TRAP_CARDS:
         _reject("not_a_trap", f"{cmd.trap} is not a Trap")
     need = TRAP_CARDS[cmd.trap].components
     have = sum(1 for c in state.players[cmd.seat].hand if design_of(c) == cmd.trap)
@@ -543,6 +544,28 @@ def _check(state: State, cmd: Command, r: _Reads | None = None) -> None:
 def _Out(state: State, ctx: Context | None = None) -> Emitter:
     """The events of one decide, each seen by the rules after it (engine.Emitter)."""
     return Emitter(state, evolve, ctx)
+
+
+def decide_v1(cmd: Command, state: State, ctx: Context) -> list[Event]:
+    """Rules version 1, for the games created under it (their log and audit re-run with it):
+    Traps were laid only in a window that EndTurn opened when the hand held a complete Trap,
+    and SetTrap was refused in the main phase. Version 2 (decide) lets SetTrap end the main
+    phase and EndTurn always end the turn, so the phase no longer shows the hand."""
+    if isinstance(cmd, C.EndTurn) and state.phase == MAIN:
+        _check(state, cmd)
+        if _complete_traps(state.players[cmd.seat]):
+            return [E.TrapWindowOpened(seat=cmd.seat)]
+    if isinstance(cmd, C.SetTrap) and state.phase != TRAPS:
+        _check_turn(state, cmd, TRAPS)  # refused, as version 1 refused it
+    return decide(cmd, state, ctx)
+
+
+def legal_actions_v1(state: State, seat: int) -> list[Command]:
+    """Rules version 1's legal actions: no SetTrap outside the trap window."""
+    legal = legal_actions(state, seat)
+    if state.phase == TRAPS:
+        return legal
+    return [cmd for cmd in legal if not isinstance(cmd, C.SetTrap)]
 
 
 def decide(cmd: Command, state: State, ctx: Context) -> list[Event]:
@@ -852,15 +875,18 @@ def _apply_draw(out: _Out, cmd: C.DrawCard, ctx: Context) -> None:
 
 
 def _apply_set_trap(out: _Out, cmd: C.SetTrap, ctx: Context) -> None:
+    if out.state.phase == MAIN:
+        # The first Trap ends the main phase: the window stays open for more, until EndTurn.
+        out.emit(E.TrapWindowOpened(seat=cmd.seat))
     need = TRAP_CARDS[cmd.trap].components
     cards = tuple(sorted(c for c in out.state.players[cmd.seat].hand if design_of(c) == cmd.trap)[:need])
     out.emit(E.TrapSet(seat=cmd.seat, trap=cmd.trap, cards=cards, location=cmd.location))
 
 
 def _apply_end_turn(out: _Out, cmd: C.EndTurn, ctx: Context) -> None:
-    if out.state.phase == MAIN and _complete_traps(out.state.players[cmd.seat]):
-        out.emit(E.TrapWindowOpened(seat=cmd.seat))
-        return
+    # Rules version 2: EndTurn ends the turn, whatever the hand holds. (Version 1 opened a
+    # trap window here when the hand held a complete Trap, which told the opponent so:
+    # decide_v1 below keeps that for the games played under it.)
     _end_turn(out)
 
 
@@ -1259,6 +1285,9 @@ def _candidates(state: State, seat: int, r: _Reads) -> dict[type, list[Command]]
     # Below, a candidate is left out only where its check would surely reject it (rejections
     # are the dear part of legal_actions); the checks still judge every one that is made.
     out: dict[type, list[Command]] = {C.EndTurn: [_END(seat)]}
+    traps = _complete_traps(player)
+    if traps:
+        out[C.SetTrap] = [_TRAP(seat, trap, p.card) for trap in traps for p in places]
     if not state.paid_draw and player.deck:
         out[C.DrawCard] = [_DRAW(seat)]
     mine = []

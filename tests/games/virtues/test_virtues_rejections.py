@@ -260,3 +260,12 @@ def test_returning_a_location_with_three_is_rejected_enough_locations():
                                                            CardDrawn(seat=0, card="act-st-wi-1"))
     scn.when(ReturnLocation(seat=0, location=GLENCOE)).rejects("enough_locations")
     scn.when(DiscardCard(seat=0, card="act-va-co-1")).rejects("card_not_in_hand")
+
+
+def test_a_raid_on_an_open_symbol_is_rejected_no_such_target():
+    """An open symbol is kept as "" in a Location's covers: a Reivers or Storm aimed at
+    target "" found seat 0's open symbol, seized a card that does not exist and put a
+    phantom "" into the raider's hand (a review helper's find)."""
+    raider = game(hands=(HAND1, (REIVERS, STORM)), seat=1).given(CardDrawn(seat=1, card="act-va-wi-1"))
+    for card in (REIVERS, STORM):
+        raider.when(PlaySpecial(seat=1, card=card, target="")).rejects("no_such_target")

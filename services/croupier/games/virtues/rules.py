@@ -166,6 +166,8 @@ def _placed(player: Player) -> list[str]:
 
 
 def _owner_of_placed(state: State, card: str) -> int | None:
+    if not isinstance(card, str) or not card:
+        return None  # "" marks an open symbol in `covers`: no card is placed there
     for seat, player in enumerate(state.players):
         for site in player.array:
             if card in site.covers:

@@ -4,6 +4,7 @@ Selfplay with hypothesis-chosen seeds and seat counts (see croupier.engine.selfp
 per-step checks), a golden playthrough, determinism of the digest, and option validation.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,17 @@ def test_golden_playthrough_replays_to_the_same_events_and_views(game_id):
     path = GOLDEN / f"{game_id}.jsonl"
     assert path.exists(), f"record it: python -m croupier.engine.playthrough record {game_id} > {path}"
     with path.open(encoding="utf-8") as fh:
+        assert check(fh) is None
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*-v*.jsonl")), ids=lambda p: p.name)
+def test_a_game_recorded_under_an_earlier_rules_version_still_replays_under_it(path):
+    """A rules upgrade keeps the earlier version for the games created under it: the golden
+    game of each earlier version replays event for event, view for view."""
+    with path.open(encoding="utf-8") as fh:
+        head = json.loads(fh.readline())
+        assert head["rules_version"] < registry.get(head["game"]).rules_version
+        fh.seek(0)
         assert check(fh) is None
 
 

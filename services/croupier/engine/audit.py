@@ -20,7 +20,7 @@ from croupier.engine.codec import canonical_json
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope, verify_chain
 from croupier.engine.rng import commitment, verify_draws
-from croupier.engine.table import OVER, TableCreated, TableHost, TableState, advanced
+from croupier.engine.table import OVER, TableCreated, TableHost, TableState, advanced, idle_moves_after
 
 
 @dataclass
@@ -179,7 +179,8 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
         if game is not None:
             # decide folded the game already (to see whether it ends): take that state.
             last = batch[-1]
-            state = advanced(state, game, last.seq, last.hash, state.rng_counter + len(draws), last.time)
+            state = advanced(state, game, last.seq, last.hash, state.rng_counter + len(draws), last.time,
+                             idle_moves_after(state, head))
         else:
             for env, event in zip(batch, events):
                 state = host.evolve(state, env, event)

@@ -228,6 +228,9 @@ class GameSpec:
     summary: str = ""
     # Co-operative games (all seats win or lose together): a forfeit loses for everyone.
     cooperative: bool = False
+    # The turn clock's rules for this rules version (engine/table.py, CLOCK_IDLE_MOVES_PER_SEAT):
+    # 1 for the versions written before 2026-12-02, whose games keep the clock they had.
+    clock_version: int = 2
 
     def parse_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         raw = dict(raw or {})

@@ -36,6 +36,14 @@ OPEN, RUNNING, OVER = "open", "running", "over"
 TURN_CLOCK_MS = "turn_clock_ms"  # 0: no clock; else ms a seat has for each move
 TURN_CLOCK_ACTION = "turn_clock_action"  # "default" (play the first legal action) or "forfeit"
 CLOCK_ACTIONS = ("default", "forfeit")
+# The clock's rules are part of a game's rules version (GameSpec.clock_version), so a table in
+# the log keeps the ones it was created with. 1: the clock's move for to_act[0] whenever it
+# runs out. 2: no clock while the game's own deadline runs (delve's votes: the game's timer
+# decides, and several seats may be waited on), and a table whose seats all stopped moving
+# ends after CLOCK_IDLE_MOVES_PER_SEAT clock moves a seat in a row (the first legal action
+# can go round in circles: expeditions' discard and take back), rather than play for good.
+CLOCK_IDLE_MOVES_PER_SEAT = 10
+MIN_TURN_CLOCK_MS = 1000
 MAX_PLAYER_NAME = 64
 MAX_ENTROPY = 256
 # legal_action_texts keeps at most this many actions' wire texts per host (a game has a few
@@ -173,23 +181,48 @@ class TableState:
     result: dict | None = None
     end_reason: str | None = None
     origin: dict | None = None
+    clock_version: int = 1
+    # Commands in a row that the platform made (a Tick's: the clock's moves, the game's
+    # deadlines) with no seat's command between them.
+    idle_moves: int = 0
+
+    def __setstate__(self, state: list) -> None:
+        """Unpickled (a projector's stored state, a snapshot): a state pickled before the
+        last fields were added gets their defaults rather than no value at all."""
+        for f, value in zip(dataclasses.fields(self), state):
+            object.__setattr__(self, f.name, value)
+        for f in dataclasses.fields(self)[len(state):]:
+            object.__setattr__(self, f.name, f.default)
 
 
-def advanced(state: TableState, game: Any, version: int, last_hash: str, rng_counter: int, last_time: int) -> TableState:
+def advanced(state: TableState, game: Any, version: int, last_hash: str, rng_counter: int, last_time: int,
+             idle_moves: int) -> TableState:
     """The table after game events: dataclasses.replace, spelt out (it is the hottest
     copy in every fold, and replace costs twice as much)."""
     return TableState(
         state.game_id, state.game_type, state.rules_version, state.seats, state.options, state.seed_hash, state.seed,
         state.players, state.entropies, state.status, state.clock_ms, state.clock_action, last_time, state.created,
         game, version, last_hash, rng_counter, state.entropy, state.result, state.end_reason, state.origin,
+        state.clock_version, idle_moves,
     )
 
 
 assert [f.name for f in dataclasses.fields(TableState)] == [
     "game_id", "game_type", "rules_version", "seats", "options", "seed_hash", "seed", "players", "entropies", "status",
     "clock_ms", "clock_action", "last_time", "created", "game", "version", "last_hash", "rng_counter", "entropy",
-    "result", "end_reason", "origin",
+    "result", "end_reason", "origin", "clock_version", "idle_moves",
 ], "advanced() lists TableState's fields in order: keep them in step"
+
+
+def idle_moves_after(state: TableState, env: Envelope) -> int:
+    """idle_moves after this envelope: a command's first event (the one with `cause`) counts
+    one more when the platform sent it (no seat; a Tick), and starts again at 0 when a seat did."""
+    cause = env.cause
+    if cause is None:
+        return state.idle_moves
+    if cause.get("seat") is None and cause.get("command", {}).get("type") == "Tick":
+        return state.idle_moves + 1
+    return 0
 
 
 class TableHost:
@@ -244,12 +277,16 @@ class TableHost:
         raw = dict(options or {})
         clock_raw = raw.pop(TURN_CLOCK_MS, 0)
         action = raw.pop(TURN_CLOCK_ACTION, "default")
-        try:
-            clock = int(clock_raw)
-        except (TypeError, ValueError):
-            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: {clock_raw!r} is not an integer", MALFORMED) from None
-        if not 0 <= clock <= 86_400_000:
-            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: 0 (off) to 86400000 ms", MALFORMED)
+        # An integer, or its digits as text (gRPC carries options as text); not True or 1.9.
+        if type(clock_raw) is int:
+            clock = clock_raw
+        elif isinstance(clock_raw, str) and clock_raw.strip().isascii() and clock_raw.strip().isdigit():
+            clock = int(clock_raw.strip())
+        else:
+            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: {clock_raw!r} is not an integer", MALFORMED)
+        if clock != 0 and not MIN_TURN_CLOCK_MS <= clock <= 86_400_000:
+            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: 0 (off) or {MIN_TURN_CLOCK_MS} to 86400000 ms",
+                            MALFORMED)
         if action not in CLOCK_ACTIONS:
             raise Rejection("invalid_option", f"option {TURN_CLOCK_ACTION}: one of {list(CLOCK_ACTIONS)}", MALFORMED)
         parsed = self.spec.parse_options(raw)
@@ -379,13 +416,21 @@ class TableHost:
     def clock_deadline(self, state: TableState) -> int | None:
         if state.status != RUNNING or not state.clock_ms or not self.spec.to_act(state.game):
             return None
+        if state.clock_version >= 2 and self.spec.deadline(state.game) is not None:
+            return None  # the game's own timer decides this phase (and may wait on several seats)
         return state.last_time + state.clock_ms
 
     def _clock(self, state: TableState, tick: Tick, ctx: Context) -> list[Event] | None:
-        """The turn clock ran out: the seat to act plays its default move or forfeits."""
+        """The turn clock ran out: the seat to act plays its default move or forfeits; with
+        clock version 2, a table where no seat has moved for CLOCK_IDLE_MOVES_PER_SEAT clock
+        moves a seat is ended as abandoned instead."""
         due = self.clock_deadline(state)
         if due is None or ctx.now < due:
             return None
+        limit = CLOCK_IDLE_MOVES_PER_SEAT * state.seats
+        if state.clock_version >= 2 and state.idle_moves >= limit:
+            why = f"abandoned: {state.idle_moves} turn clock moves in a row and no seat moved"
+            return [TableEnded(reason="forced", result={"aborted": True, "why": why}, seed="")]
         seat = self.spec.to_act(state.game)[0]
         if state.clock_action == "forfeit":
             others = [s for s in range(state.seats) if s != seat]
@@ -490,7 +535,8 @@ class TableHost:
         if state is not None and not isinstance(event, TABLE_EVENTS):
             # The common case, a game event: one copy of the state, not two.
             return advanced(state, self.spec.evolve(state.game, event), env.seq, env.hash,
-                            state.rng_counter + (len(env.cause["draws"]) if env.cause else 0), env.time)
+                            state.rng_counter + (len(env.cause["draws"]) if env.cause else 0), env.time,
+                            state.idle_moves if env.cause is None else idle_moves_after(state, env))
         if state is None:
             if not isinstance(event, TableCreated):
                 raise ValueError(f"a table's first event must be TableCreated, not {env.type}")
@@ -509,12 +555,14 @@ class TableHost:
                 players=(None,) * event.seats,
                 entropies=(None,) * event.seats,
                 origin=event.origin,
+                clock_version=self.spec.clock_version,
             )
         else:
             state = self.apply(state, event)
         draws = len(env.cause["draws"]) if env.cause else 0
         return dataclasses.replace(
-            state, version=env.seq, last_hash=env.hash, rng_counter=state.rng_counter + draws, last_time=env.time
+            state, version=env.seq, last_hash=env.hash, rng_counter=state.rng_counter + draws, last_time=env.time,
+            idle_moves=idle_moves_after(state, env),
         )
 
     def apply(self, state: TableState, event: Event) -> TableState:

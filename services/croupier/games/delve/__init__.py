@@ -6,6 +6,8 @@ hand, shops at markets and faces a boss. See docs/games/delve.md.
 
 from __future__ import annotations
 
+import dataclasses
+
 from croupier.engine.contract import GameSpec, OptionSpec
 
 from . import rules, views
@@ -23,12 +25,17 @@ OPTIONS = (
     ),
 )
 
+# Rules version 2 (2026-12-02): co-operative, as the rules say ("everyone wins together or
+# loses together"): a seat that forfeits (its turn clock set to forfeit) loses the table for
+# every seat; and the turn clock's rules of clock version 2 (engine/table.py): no clock
+# during a route vote, whose own timer decides. Version 1 gave the other seats the win and
+# let the clock vote for to_act[0]; its games keep that (`previous`).
 SPEC = GameSpec(
     id="delve",
     name="Delve",
     min_seats=1,
     max_seats=4,
-    rules_version=1,
+    rules_version=2,
     options=OPTIONS,
     commands=COMMANDS,
     events=EVENTS,
@@ -46,4 +53,9 @@ SPEC = GameSpec(
     deadline=rules.deadline,
     summary="Co-op dungeon deck-builder: vote a route through floors of overlapping encounters, "
     "roll skills with your cards, shop, rescue, and defeat the boss.",
+    cooperative=True,
 )
+
+SPEC = dataclasses.replace(SPEC, previous={
+    1: dataclasses.replace(SPEC, rules_version=1, cooperative=False, clock_version=1),
+})

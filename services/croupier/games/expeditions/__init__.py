@@ -6,6 +6,8 @@ expeditions; rules as implemented: docs/games/expeditions.md.
 
 from __future__ import annotations
 
+import dataclasses
+
 from croupier.engine.contract import GameSpec, OptionSpec
 from croupier.games.expeditions import rules, views
 from croupier.games.expeditions.bots import heuristic
@@ -26,12 +28,15 @@ OPTIONS = (
     OptionSpec("strict_start", False, "a path must begin with the lowest card of that colour in hand"),
 )
 
+# Rules version 2 (2026-12-02): the turn clock's rules of clock version 2 (engine/table.py:
+# a table nobody plays ends after a number of clock moves, rather than being played by the
+# clock for good). Games created under version 1 keep the clock they had (`previous`).
 SPEC = GameSpec(
     id="expeditions",
     name="Expeditions (Lost Cities: The Board Game)",
     min_seats=2,
     max_seats=4,
-    rules_version=1,
+    rules_version=2,
     options=OPTIONS,
     commands=COMMANDS,
     events=EVENTS,
@@ -48,3 +53,5 @@ SPEC = GameSpec(
     bots={"heuristic": heuristic},
     summary="Race figures up five paths by laying ascending cards, over three expeditions.",
 )
+
+SPEC = dataclasses.replace(SPEC, previous={1: dataclasses.replace(SPEC, rules_version=1, clock_version=1)})

@@ -7,6 +7,8 @@ See docs/games/journey.md for the rules as implemented.
 
 from __future__ import annotations
 
+import dataclasses
+
 from croupier.engine.contract import GameSpec, OptionSpec
 
 from . import rules, views
@@ -22,12 +24,15 @@ OPTIONS = (
     OptionSpec("companions", False, "Companions: heart faces join the group (Partner, Witness, Burden)"),
 )
 
+# Rules version 2 (2026-12-02): the turn clock's rules of clock version 2 (engine/table.py:
+# a table nobody plays ends after a number of clock moves, rather than being played by the
+# clock for good). Games created under version 1 keep the clock they had (`previous`).
 SPEC = GameSpec(
     id="journey",
     name="The Journey (War of the Worlds)",
     min_seats=1,
     max_seats=4,
-    rules_version=1,
+    rules_version=2,
     options=OPTIONS,
     commands=COMMANDS,
     events=EVENTS,
@@ -45,3 +50,5 @@ SPEC = GameSpec(
     summary="Solo or co-op: cross a hostile land from refuge to refuge to reach Primrose Hill.",
     cooperative=True,
 )
+
+SPEC = dataclasses.replace(SPEC, previous={1: dataclasses.replace(SPEC, rules_version=1, clock_version=1)})

@@ -27,7 +27,8 @@ OPTIONS = (
 # Rules version 2 (2026-12-02): a Trap is laid from the main phase (SetTrap ends it) and
 # EndTurn always ends the turn; version 1 opened a trap window on EndTurn only when the hand
 # held a complete Trap, which the phase showed the opponent. Games created under version 1
-# go on, replay and audit under it (`previous`).
+# go on, replay and audit under it (`previous`). Version 2 also has clock version 2 (engine/
+# table.py: a table nobody plays ends after a number of clock moves).
 SPEC = GameSpec(
     id="nightfall",
     name="Nightfall",
@@ -53,5 +54,6 @@ SPEC = GameSpec(
 )
 
 SPEC = dataclasses.replace(SPEC, previous={
-    1: dataclasses.replace(SPEC, rules_version=1, decide=rules.decide_v1, legal_actions=rules.legal_actions_v1),
+    1: dataclasses.replace(SPEC, rules_version=1, decide=rules.decide_v1, legal_actions=rules.legal_actions_v1,
+                           clock_version=1),
 })

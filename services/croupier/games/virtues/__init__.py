@@ -5,6 +5,8 @@ From rule text 002 (The Scotland Card Game, 2022). See docs/games/virtues.md.
 
 from __future__ import annotations
 
+import dataclasses
+
 from croupier.engine.contract import GameSpec, OptionSpec
 
 from . import bots, rules, views
@@ -19,12 +21,15 @@ OPTIONS = (
                minimum=1, maximum=10000),
 )
 
+# Rules version 2 (2026-12-02): the turn clock's rules of clock version 2 (engine/table.py:
+# a table nobody plays ends after a number of clock moves, rather than being played by the
+# clock for good). Games created under version 1 keep the clock they had (`previous`).
 SPEC = GameSpec(
     id="virtues",
     name="Virtues",
     min_seats=2,
     max_seats=4,
-    rules_version=1,
+    rules_version=2,
     options=OPTIONS,
     commands=COMMANDS,
     events=EVENTS,
@@ -41,3 +46,5 @@ SPEC = GameSpec(
     bots={"heuristic": bots.heuristic},
     summary="Two to four players cover the symbols of Location cards with Action cards; six completed Locations win.",
 )
+
+SPEC = dataclasses.replace(SPEC, previous={1: dataclasses.replace(SPEC, rules_version=1, clock_version=1)})

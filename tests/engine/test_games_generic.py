@@ -156,3 +156,34 @@ def test_an_action_nested_past_sense_is_refused_as_malformed(game_id):
     with pytest.raises(Rejection) as refused:
         host.decode_action({"type": cls.TYPE, name: nested}, 0)
     assert (refused.value.code, refused.value.kind) == ("malformed_command", "malformed")
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_an_action_whose_fields_have_loose_types_is_refused(game_id):
+    """JSON's one number type and truthy values: 1 for true, "no" for a true flag, 1.0 or true
+    for an index were taken as they came (and kept in the log). A player's action now has the
+    exact types of its command's fields, or it is a malformed command naming the field."""
+    import dataclasses
+    import typing
+
+    from croupier.engine.table import TableHost
+
+    host = TableHost(registry.get(game_id))
+    placeholder = {int: 0, bool: False, str: "x", tuple: [], dict: {}}
+    tried = 0
+    for cls in registry.get(game_id).commands:
+        hints = typing.get_type_hints(cls)
+        fields = [f for f in dataclasses.fields(cls) if f.name != "seat"]
+        wire = {"type": cls.TYPE}
+        for f in fields:
+            hint = hints[f.name]
+            wire[f.name] = placeholder.get(hint, None)
+        host.decode_action(wire, 0)  # well typed: decodes (whether it is legal is the rules' to say)
+        for f in fields:
+            loose_values = {bool: (1, "no", None), int: (0.0, True, "0", None), str: (1, True, None, ["x"])}
+            for loose in loose_values.get(hints[f.name], ()):
+                with pytest.raises(Rejection) as refused:
+                    host.decode_action({**wire, f.name: loose}, 0)
+                assert refused.value.code == "malformed_command" and f.name in refused.value.message, (cls, loose)
+                tried += 1
+    assert tried, f"{game_id} has no int, bool or str field in its commands"

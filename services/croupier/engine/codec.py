@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -175,3 +177,53 @@ class MessageCodec:
             return self.decode_payload(wire["type"], self.cls(wire["type"]).VERSION, data, **extra)
         except RecursionError:
             raise CodecError(f"{wire['type']}: a field is nested too deeply") from None
+
+
+# --- exact field types, for the actions players send ------------------------------------
+
+_EXACT: dict[Any, Callable[[Any], bool]] = {
+    int: lambda v: type(v) is int,  # not True, not 1.0
+    bool: lambda v: type(v) is bool,  # not 1, not "no"
+    str: lambda v: type(v) is str,
+    tuple: lambda v: type(v) is tuple,  # a JSON list, as from_plain makes it
+    dict: lambda v: type(v) is dict,
+    type(None): lambda v: v is None,
+}
+_FIELD_CHECKS: dict[type, tuple[tuple[str, str, Callable[[Any], bool]], ...]] = {}
+
+
+def _check_for(hint: Any) -> Callable[[Any], bool] | None:
+    """A test of a value against a field's annotation (int, bool, str, tuple, dict and their
+    `| None`); None for an annotation it does not know, which is then not checked here."""
+    if hint in _EXACT:
+        return _EXACT[hint]
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        parts = [_check_for(a) for a in typing.get_args(hint)]
+        if any(p is None for p in parts):
+            return None
+        return lambda v: any(p(v) for p in parts)
+    return None
+
+
+def field_type_problem(message: Any) -> str | None:
+    """Which field of a decoded message has a value of another type than its annotation says
+    (None: every field checked is right). JSON has one number type and truthy values, so a
+    codec that only builds the dataclass takes 1 for True, "no" for a true flag and 1.0 for
+    an index; the rules would then read them loosely, and the log would keep what was sent."""
+    cls = type(message)
+    checks = _FIELD_CHECKS.get(cls)
+    if checks is None:
+        hints = typing.get_type_hints(cls)
+        found = []
+        for f in dataclasses.fields(cls):
+            if f.name == "seat":
+                continue  # from the envelope (the token), never from the action
+            check = _check_for(hints.get(f.name))
+            if check is not None:
+                found.append((f.name, str(hints[f.name]).replace("<class '", "").replace("'>", ""), check))
+        checks = _FIELD_CHECKS[cls] = tuple(found)
+    for name, expected, check in checks:
+        value = getattr(message, name)
+        if not check(value):
+            return f"{cls.TYPE}.{name} is {expected}, not {type(value).__name__} {value!r}"[:300]
+    return None

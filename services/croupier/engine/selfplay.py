@@ -175,6 +175,18 @@ def play_one(
                 _check_all_accepted(host, state, legal, now, fail)
             _check_others_refused(host, state, to_act, legal[0], now, fail)
         wire = [host.encode_action(a) for a in legal]
+        if verify and check_all_legal:
+            # What a player sends back is one of these: each must decode to itself, exact
+            # field types included (decode_action's check), or a legal move would be refused.
+            for action, w in zip(legal, wire):
+                try:
+                    back = host.decode_action(json.loads(canonical_json(w)), action.seat)
+                except Rejection as exc:
+                    fail(f"legal action {w} does not decode: {exc}")
+                    break
+                if back != action:
+                    fail(f"legal action {w} decodes to {back}")
+                    break
         if verify:
             # The texts the rules service and the read models send come from the host's cache.
             if (host.legal_action_texts(state, seat) != [canonical_json(w) for w in wire]

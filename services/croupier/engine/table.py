@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from croupier.engine.codec import CodecError, MessageCodec, canonical_json
+from croupier.engine.codec import CodecError, MessageCodec, canonical_json, field_type_problem
 from croupier.engine.contract import (
     CONFLICT,
     FORBIDDEN,
@@ -246,6 +246,11 @@ class TableHost:
             raise Rejection("malformed_command", str(exc), MALFORMED) from None
         if type(command) not in self._game_commands:
             raise Rejection("not_an_action", f"{wire.get('type')} is not a move of {self.spec.id}", MALFORMED)
+        # Exact types for what a player sends (the log's recorded commands are read as they
+        # were written, so an audit of an older game is not refused by this check).
+        problem = field_type_problem(command)
+        if problem is not None:
+            raise Rejection("malformed_command", problem, MALFORMED)
         return command
 
     def encode_action(self, command: Command) -> dict[str, Any]:

@@ -247,15 +247,7 @@ class Gateway(OperatorDesk):
             parsed = self.host(spec.id).parse_options(dict(options))
         except Rejection as rej:
             raise ApiError.from_rejection(rej, field="options") from None
-        if command_id:
-            # A retry of the same create names the same table, so the rules service answers it
-            # as a duplicate instead of making a second table.
-            cid = check_command_id(command_id)
-            digest = hmac.new(self.s.signing_key.encode(), f"create:{spec.id}:{cid}".encode(), "sha256")
-            game_id = f"{spec.id}-{digest.hexdigest()[:16]}"
-        else:
-            cid = secrets.token_hex(12)
-            game_id = f"{spec.id}-{secrets.token_hex(8)}"
+        cid, game_id = self.new_table_id(spec.id, f"create:{spec.id}", command_id)
         for attempt in range(CREATE_ATTEMPTS):
             request = rules_pb2.CreateGameRequest(game_type=spec.id, game_id=game_id, seats=seats,
                                                   options={k: option_text(v) for k, v in options.items()},
@@ -284,6 +276,16 @@ class Gateway(OperatorDesk):
         log.info("table_created", game_id=game_id, game_type=spec.id, seats=seats)
         return {"game_id": game_id, "game_type": spec.id, "seats": seats, "seed_hash": response.seed_hash,
                 "version": version}
+
+    def new_table_id(self, game_type: str, request: str, command_id: Any) -> tuple[str, str]:
+        """(command id, table id) of a new table. With the caller's command_id, a retry of the
+        same request names the same table (an HMAC of the request and the id), so the rules
+        service answers it as a duplicate instead of making a second table."""
+        if command_id:
+            cid = check_command_id(command_id)
+            digest = hmac.new(self.s.signing_key.encode(), f"{request}:{cid}".encode(), "sha256")
+            return cid, f"{game_type}-{digest.hexdigest()[:16]}"
+        return secrets.token_hex(12), f"{game_type}-{secrets.token_hex(8)}"
 
     async def list_tables(self, game_type: Any, status: Any, limit: int, offset: int) -> dict[str, Any]:
         types = list(registry.GAME_IDS) if game_type in (None, "") else [self.spec(game_type).id]

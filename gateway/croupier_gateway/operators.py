@@ -5,9 +5,7 @@ Mixed into core.Gateway; the replay and audit routes (issue 12) live in replay_r
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
-import secrets
 import time
 from typing import Any
 
@@ -126,13 +124,7 @@ class OperatorDesk:
         if not isinstance(at, int) or isinstance(at, bool) or not 1 <= at <= 2**62:
             raise bad_request("invalid_at", "at is a step (seq) of the game, from 1", "at")
         game_type = await self.game_type_of(game_id)
-        if command_id:
-            cid = check_command_id(command_id)
-            digest = hmac.new(self.s.signing_key.encode(), f"fork:{game_id}:{at}:{cid}".encode(), "sha256")
-            new_id = f"{game_type}-{digest.hexdigest()[:16]}"
-        else:
-            cid = secrets.token_hex(12)
-            new_id = f"{game_type}-{secrets.token_hex(8)}"
+        cid, new_id = self.new_table_id(game_type, f"fork:{game_id}:{at}", command_id)
         request = rules_pb2.ForkGameRequest(game_type=game_type, game_id=new_id, origin_game_id=game_id, at_seq=at,
                                             command_id=f"fork:{cid}")
         response = await self._call(game_type, new_id, "ForkGame", request)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -205,6 +206,18 @@ def _check_for(hint: Any) -> Callable[[Any], bool] | None:
     return None
 
 
+def _field_hint(cls: type, f: dataclasses.Field) -> Any:
+    """A field's annotation as a type (a string under `from __future__ import annotations`,
+    read in the class's module); None when it cannot be read, and the field is not checked."""
+    if not isinstance(f.type, str):
+        return f.type
+    module = sys.modules.get(cls.__module__)
+    try:
+        return eval(f.type, {"__builtins__": __builtins__, **vars(module)} if module else {})  # noqa: S307
+    except Exception:
+        return None
+
+
 def field_type_problem(message: Any) -> str | None:
     """Which field of a decoded message has a value of another type than its annotation says
     (None: every field checked is right). JSON has one number type and truthy values, so a
@@ -213,14 +226,14 @@ def field_type_problem(message: Any) -> str | None:
     cls = type(message)
     checks = _FIELD_CHECKS.get(cls)
     if checks is None:
-        hints = typing.get_type_hints(cls)
         found = []
         for f in dataclasses.fields(cls):
             if f.name == "seat":
                 continue  # from the envelope (the token), never from the action
-            check = _check_for(hints.get(f.name))
+            hint = _field_hint(cls, f)
+            check = _check_for(hint)
             if check is not None:
-                found.append((f.name, str(hints[f.name]).replace("<class '", "").replace("'>", ""), check))
+                found.append((f.name, str(hint).replace("<class '", "").replace("'>", ""), check))
         checks = _FIELD_CHECKS[cls] = tuple(found)
     for name, expected, check in checks:
         value = getattr(message, name)

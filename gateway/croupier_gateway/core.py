@@ -277,6 +277,15 @@ class Gateway(OperatorDesk):
         return {"game_id": game_id, "game_type": spec.id, "seats": seats, "seed_hash": response.seed_hash,
                 "version": version}
 
+    async def grant_seat(self, game_id: str, seat: int, *, join: int = 0) -> tuple[str, SeatClaims]:
+        """A new seat token, made the seat's holder (the token before it stops working, and
+        every gateway hears so on the game's feed). `join`: the seq of the SeatJoined it rests
+        on (0: none, a fork's seat)."""
+        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=join)
+        await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
+        self.holders.forget(game_id)
+        return token, claims
+
     def new_table_id(self, game_type: str, request: str, command_id: Any) -> tuple[str, str]:
         """(command id, table id) of a new table. With the caller's command_id, a retry of the
         same request names the same table (an HMAC of the request and the id), so the rules
@@ -353,9 +362,7 @@ class Gateway(OperatorDesk):
                 raise ApiError("conflict", "join_undone",
                                f"this join of seat {seat} was undone by a leave (the seat is free or someone else's "
                                "now); join again with a new command_id")
-        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=joined)
-        await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
-        self.holders.forget(game_id)
+        token, claims = await self.grant_seat(game_id, seat, join=joined)
         if not response.result.duplicate:  # (a duplicate's projection was confirmed above)
             await self.wait_projected(game_id, version)
         log.info("seat_joined", game_id=game_id, seat=seat)

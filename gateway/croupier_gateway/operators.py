@@ -154,9 +154,7 @@ class OperatorDesk:
             raise bad_request("no_such_seat", f"this table has seats 0..{summary['seats'] - 1}", "seat")
         if summary["status"] == "over":
             raise ApiError("illegal", "game_over", "this table has ended")
-        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s)
-        await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
-        self.holders.forget(game_id)
+        token, claims = await self.grant_seat(game_id, seat)
         log.info("operator_seat_token", game_id=game_id, seat=seat)
         return {"game_id": game_id, "seat": seat, "token": token, "expires_at": claims.exp, "version": summary["version"]}
 

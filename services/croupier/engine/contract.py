@@ -246,6 +246,12 @@ class GameSpec:
                 "invalid_seats", f"{self.id} is for {self.min_seats} to {self.max_seats} seats, not {seats!r}", "malformed"
             )
 
+    def keeping(self, rules_version: int, **changes: Any) -> "GameSpec":
+        """This spec, with an earlier rules version kept in `previous`: this spec as that
+        version was (`changes`: what differed then), for the games created under it."""
+        earlier = dataclasses.replace(self, rules_version=rules_version, previous={}, **changes)
+        return dataclasses.replace(self, previous={**self.previous, rules_version: earlier})
+
     def for_version(self, rules_version: int) -> "GameSpec":
         if rules_version == self.rules_version:
             return self

@@ -6,8 +6,6 @@ hand, shops at markets and faces a boss. See docs/games/delve.md.
 
 from __future__ import annotations
 
-import dataclasses
-
 from croupier.engine.contract import GameSpec, OptionSpec
 
 from . import rules, views
@@ -56,6 +54,4 @@ SPEC = GameSpec(
     cooperative=True,
 )
 
-SPEC = dataclasses.replace(SPEC, previous={
-    1: dataclasses.replace(SPEC, rules_version=1, cooperative=False, clock_version=1),
-})
+SPEC = SPEC.keeping(1, cooperative=False, clock_version=1)

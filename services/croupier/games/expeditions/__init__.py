@@ -6,8 +6,6 @@ expeditions; rules as implemented: docs/games/expeditions.md.
 
 from __future__ import annotations
 
-import dataclasses
-
 from croupier.engine.contract import GameSpec, OptionSpec
 from croupier.games.expeditions import rules, views
 from croupier.games.expeditions.bots import heuristic
@@ -54,4 +52,4 @@ SPEC = GameSpec(
     summary="Race figures up five paths by laying ascending cards, over three expeditions.",
 )
 
-SPEC = dataclasses.replace(SPEC, previous={1: dataclasses.replace(SPEC, rules_version=1, clock_version=1)})
+SPEC = SPEC.keeping(1, clock_version=1)

@@ -7,8 +7,6 @@ See docs/games/journey.md for the rules as implemented.
 
 from __future__ import annotations
 
-import dataclasses
-
 from croupier.engine.contract import GameSpec, OptionSpec
 
 from . import rules, views
@@ -51,4 +49,4 @@ SPEC = GameSpec(
     cooperative=True,
 )
 
-SPEC = dataclasses.replace(SPEC, previous={1: dataclasses.replace(SPEC, rules_version=1, clock_version=1)})
+SPEC = SPEC.keeping(1, clock_version=1)

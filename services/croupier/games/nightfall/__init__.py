@@ -4,8 +4,6 @@ Traps; a Graveyard of 200 HP loses. See docs/games/nightfall.md."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from croupier.engine.contract import GameSpec, OptionSpec
 from croupier.games.nightfall import rules, views
 from croupier.games.nightfall.bots import heuristic
@@ -53,7 +51,4 @@ SPEC = GameSpec(
             "a Graveyard of 200 HP loses.",
 )
 
-SPEC = dataclasses.replace(SPEC, previous={
-    1: dataclasses.replace(SPEC, rules_version=1, decide=rules.decide_v1, legal_actions=rules.legal_actions_v1,
-                           clock_version=1),
-})
+SPEC = SPEC.keeping(1, decide=rules.decide_v1, legal_actions=rules.legal_actions_v1, clock_version=1)

@@ -5,8 +5,6 @@ From rule text 002 (The Scotland Card Game, 2022). See docs/games/virtues.md.
 
 from __future__ import annotations
 
-import dataclasses
-
 from croupier.engine.contract import GameSpec, OptionSpec
 
 from . import bots, rules, views
@@ -47,4 +45,4 @@ SPEC = GameSpec(
     summary="Two to four players cover the symbols of Location cards with Action cards; six completed Locations win.",
 )
 
-SPEC = dataclasses.replace(SPEC, previous={1: dataclasses.replace(SPEC, rules_version=1, clock_version=1)})
+SPEC = SPEC.keeping(1, clock_version=1)

@@ -122,8 +122,36 @@ def test_up_refuses_a_taken_port_and_starts_nothing(tmp_path: Path) -> None:
         squatter.listen()
         up = _run(env, "up")
     assert up.returncode == 1
-    assert f"127.0.0.1:{redis_port} (for redis) is taken" in up.stderr
+    assert f"127.0.0.1:{redis_port} (for redis) is taken by pid {os.getpid()}" in up.stderr
     assert _stack_processes(tmp_path / "state", set()) == []
+
+
+def test_up_waits_for_a_port_that_is_let_go_of_within_seconds(tmp_path: Path) -> None:
+    """A port held a moment longer (a node just stopped, a client's connection that took it as
+    its local port) does not fail `up`: it waits a few seconds for the port first."""
+    import socket
+    import threading
+
+    _adopt_orphans()
+    env, (_, _, redis_port) = _own_stack(tmp_path / "state")
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", redis_port))
+    squatter.listen()
+    threading.Timer(2.0, squatter.close).start()
+    pids: set[int] = set()
+    try:
+        up = _run(env, "up", "--only", "redis")
+        assert up.returncode == 0, up.stdout + up.stderr
+        pids = {int((tmp_path / "state" / "redis" / "redis.pid").read_text().split()[0])}
+        pong = subprocess.run([shutil.which("redis-cli") or "redis-cli", "-p", str(redis_port), "ping"],
+                              capture_output=True, text=True, timeout=10)
+        assert pong.stdout.strip() == "PONG"
+    finally:
+        squatter.close()
+        down = _run(env, "down")
+    assert down.returncode == 0, down.stdout + down.stderr
+    _reap(pids)
+    assert _stack_processes(tmp_path / "state", pids) == []
 
 
 def test_up_that_times_out_shows_the_log_and_leaves_nothing_running(tmp_path: Path) -> None:

@@ -19,10 +19,13 @@ import psutil
 
 from croupier.config import StackSettings
 from croupier.stack.kafka import KafkaNode
-from croupier.stack.process import PidFile, StackError, is_alive, port_free, stop, tail
+from croupier.stack.process import PidFile, StackError, is_alive, port_holder, stop, tail, wait_port_free
 from croupier.stack.redis import RedisNode
 
 COMPONENTS = ("kafka", "redis")
+
+# How long ``up`` waits for a node's port that is taken before it calls the port taken.
+PORT_GRACE_S = 10.0
 
 __all__ = ["COMPONENTS", "ComponentStatus", "StackError", "UpReport", "down", "nodes", "status", "up"]
 
@@ -110,9 +113,13 @@ def _up(settings: StackSettings, selected: list[Node], timeout: float) -> UpRepo
     problems = [p for node in to_start for p in node.preflight()]
     for node in to_start:
         for port in node.ports:
-            if not port_free(settings.host, port):
+            # A port just let go of (a stopped node's, a client's connection that happened to
+            # take it as its local port) is free again within seconds: wait that long first.
+            if not wait_port_free(settings.host, port, PORT_GRACE_S):
+                holder = port_holder(settings.host, port)
                 problems.append(
-                    f"{settings.host}:{port} (for {node.name}) is taken by another process: stop it, "
+                    f"{settings.host}:{port} (for {node.name}) is taken"
+                    f"{f' by {holder}' if holder else ' by another process'}: stop it, "
                     f"or choose other ports with the CROUPIER_*_PORT variables"
                 )
     if problems:

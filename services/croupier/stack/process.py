@@ -155,6 +155,35 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def port_holder(host: str, port: int) -> str:
+    """Who holds host:port, as "pid N (name)" or "a connection in STATE", for an error message;
+    "" when it cannot be told (another user's process, say)."""
+    try:
+        conns = psutil.net_connections(kind="tcp")
+    except (psutil.Error, OSError):
+        return ""
+    mine = [c for c in conns if c.laddr and c.laddr.port == port and c.laddr.ip in (host, "0.0.0.0", "::")]
+    for c in sorted(mine, key=lambda c: c.status != psutil.CONN_LISTEN):
+        if c.pid:
+            try:
+                return f"pid {c.pid} ({psutil.Process(c.pid).name()}), {c.status}"
+            except psutil.Error:
+                return f"pid {c.pid}, {c.status}"
+        return f"a connection in {c.status}"
+    return ""
+
+
+def wait_port_free(host: str, port: int, timeout: float) -> bool:
+    """True once host:port can be bound, polling for up to ``timeout`` s: a port held by a
+    process on its way out, or by a client's short-lived connection, is free again soon."""
+    deadline = time.monotonic() + timeout
+    while not port_free(host, port):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
 # Ports handed to services we start are taken from below the kernel's ephemeral range:
 # bind(0) picks from that range, and so does every outgoing connection for its local port, so
 # a port picked that way can be taken by some client's connection (a service connecting to

@@ -107,6 +107,42 @@ class BodyLimit:
         return await self.app(scope, replay, send)
 
 
+# Our pages load only their own scripts, styles and API; no page of ours may be framed (a
+# framed table page could be clicked through by the page around it). /watch's inline
+# script and style carry a nonce of their own (watch.py). FastAPI's /docs, which loads its
+# assets from a CDN, is left without a policy.
+PAGE_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; "
+               "frame-ancestors 'none'")
+
+
+class SecurityHeaders:
+    """Every answer: no MIME sniffing and no Referer (a page's address may name a game).
+    The web client's pages (/web, /watch): a Content-Security-Policy and no framing."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope.get("path", "")
+        page = path == "/web" or path.startswith(("/web/", "/watch/"))
+
+        async def send_(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                names = {k.lower() for k, _ in headers}
+                extra = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+                if page:
+                    extra += [(b"content-security-policy", PAGE_POLICY.encode()), (b"x-frame-options", b"DENY")]
+                headers += [(k, v) for k, v in extra if k not in names]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await self.app(scope, receive, send_)
+
+
 class Metrics:
     """Counts requests by route template and status, and times them."""
 
@@ -365,14 +401,20 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
 
     @app.get("/watch/{game_id}", include_in_schema=False)
     async def watch_page(game_id: GameId):
+        import secrets
+
         from croupier_gateway.watch import page
 
-        return HTMLResponse(page(game_id))
+        nonce = secrets.token_urlsafe(16)
+        policy = PAGE_POLICY.replace("script-src 'self'", f"script-src 'nonce-{nonce}'").replace(
+            "style-src 'self'", f"style-src 'nonce-{nonce}'")
+        return HTMLResponse(page(game_id, nonce), headers={"Content-Security-Policy": policy})
 
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST", "DELETE"], allow_headers=["Authorization", "Content-Type"],
                            max_age=600)
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(Metrics, gateway_ref=lambda: holder.get("gw"))
     return app

@@ -7,11 +7,11 @@ import html
 
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Croupier: %(gid)s</title>
-<style>body{font-family:sans-serif;margin:1em}pre{background:#f4f4f4;padding:1em;white-space:pre-wrap}
+<style nonce="%(nonce)s">body{font-family:sans-serif;margin:1em}pre{background:#f4f4f4;padding:1em;white-space:pre-wrap}
 #status{color:#555}</style></head>
 <body><h1>Table %(gid)s</h1><div id="status">connecting...</div><h3>Legal actions</h3><pre id="actions">[]</pre>
 <h3>View</h3><pre id="view"></pre>
-<script>
+<script nonce="%(nonce)s">
 const gid = %(gid_js)s;
 let last = 0;
 function connect() {
@@ -40,7 +40,9 @@ connect();
 """
 
 
-def page(game_id: str) -> str:
+def page(game_id: str, nonce: str) -> str:
+    """The page; its inline script and style carry ``nonce``, which the answer's
+    Content-Security-Policy names (app.py)."""
     import json
 
-    return PAGE % {"gid": html.escape(game_id), "gid_js": json.dumps(game_id)}
+    return PAGE % {"gid": html.escape(game_id), "gid_js": json.dumps(game_id), "nonce": html.escape(nonce)}

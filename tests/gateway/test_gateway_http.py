@@ -296,6 +296,31 @@ def test_service_routes(client):
     assert error(client.put("/v1/games"), 405)
 
 
+def test_pages_forbid_framing_and_foreign_scripts_and_every_answer_forbids_sniffing(client):
+    import re
+
+    for path in ("/web/", "/web/table.html", "/web/js/table.js"):
+        r = client.get(path)
+        assert r.status_code == 200, path
+        policy = r.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy, policy
+        assert r.headers["x-frame-options"] == "DENY"
+        assert r.headers["x-content-type-options"] == "nosniff"
+    # /watch's inline script and style run by a nonce of their own, new for every answer.
+    nonces = []
+    for _ in range(2):
+        r = client.get("/watch/some-table")
+        (nonce,) = re.findall(r"script-src 'nonce-([^']+)'", r.headers["content-security-policy"])
+        assert f'<script nonce="{nonce}">' in r.text and f'<style nonce="{nonce}">' in r.text
+        assert "'self'" not in r.headers["content-security-policy"].split("script-src")[1].split(";")[0]
+        nonces.append(nonce)
+    assert nonces[0] != nonces[1]
+    api = client.get("/v1/games")
+    assert api.headers["x-content-type-options"] == "nosniff" and api.headers["referrer-policy"] == "no-referrer"
+    assert "content-security-policy" not in api.headers
+    assert client.get("/nowhere").headers["x-content-type-options"] == "nosniff"
+
+
 def test_stream_sends_each_new_version_once_and_resumes(client, fake_stack):
     gid, (t0, t1) = seated(client)
     with client.websocket_connect(f"/v1/tables/{gid}/stream?from_version=0&token={t0}") as ws:

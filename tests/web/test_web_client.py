@@ -160,6 +160,43 @@ def test_a_page_never_holds_a_card_hidden_from_its_viewer(played_web, stack_serv
     assert others_hidden_seen > 0  # a seat's page shows its own secrets, which the other seat's may not
 
 
+CSP_PROBE = """document.addEventListener('securitypolicyviolation',
+  (e) => (window.__cspViolations = window.__cspViolations || []).push(`${e.violatedDirective} ${e.blockedURI}`));"""
+
+
+def test_the_pages_run_under_their_content_security_policy(played_web, stack_services):
+    """Every page of the web client, and /watch, is served with a Content-Security-Policy
+    that forbids framing and any script or style not its own, and runs under it: nothing it
+    does is blocked, and /watch's inline script (allowed by its nonce) shows the game."""
+    base = stack_services.http_url
+    gid = played_web["nightfall"]["game_id"]
+    pages = {
+        f"{base}/web/": "() => document.querySelectorAll('#game option').length >= 5",
+        f"{base}/web/table.html?game={gid}": "() => window.croupierTable && window.croupierTable.over",
+        f"{base}/web/replay.html?game={gid}": "() => document.readyState === 'complete'",
+        f"{base}/watch/{gid}": "() => document.getElementById('status').textContent.startsWith('version')",
+    }
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        ctx = browser.new_context(viewport=DESKTOP)
+        ctx.add_init_script(CSP_PROBE)
+        for url, ready in pages.items():
+            page = ctx.new_page()
+            response = page.goto(url)
+            policy = response.headers.get("content-security-policy", "")
+            assert "frame-ancestors 'none'" in policy and "script-src" in policy, (url, policy)
+            assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+            assert response.headers.get("x-content-type-options") == "nosniff"
+            page.wait_for_function(ready)
+            page.wait_for_load_state("networkidle")
+            assert page.evaluate("() => window.__cspViolations || []") == [], url
+            page.close()
+        browser.close()
+    api = httpx.get(f"{base}/v1/tables/{gid}")
+    assert api.headers["x-content-type-options"] == "nosniff"
+    assert "content-security-policy" not in api.headers  # the API is JSON, not a page
+
+
 def test_reload_keeps_the_seat_and_the_keyboard_plays(stack_services):
     base = stack_services.http_url
     with sync_playwright() as p:

@@ -25,7 +25,7 @@ import structlog
 from croupier.engine.codec import canonical_bytes
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
-from croupier.engine.table import OVER, TABLE_COMMANDS, ForceEnd, TableHost, TableState
+from croupier.engine.table import OVER, TABLE_COMMANDS, ForceEnd, TableCreated, TableHost, TableState
 from croupier.rules.forgotten import IdFilter
 from croupier.rules.pace import CommitPace
 from croupier.rules.snapshot import Snapshot, SnapshotStore, compress, encode_between
@@ -290,6 +290,15 @@ class PartitionOwner:
             return  # ended, and every event of it folded before it was retired
         slot = self.games.get(env.game_id)
         if slot is None:
+            if env.type != TableCreated.TYPE:
+                # Not a game's start and no game to add it to. A game forgotten since this
+                # owner last read the log (a read again after a failed append starts where
+                # memory's log ends, and may meet the rest of it): nothing to do. Anything
+                # else is a log without this game's start (a topic made again): say so and
+                # go on with the partition's other games, which are not stopped by it.
+                if env.game_id not in self.forgotten:
+                    log.error("gap_in_log", game_id=env.game_id, seq=env.seq, version=0, type=env.type)
+                return
             slot = self.games[env.game_id] = Slot(state=self.host.evolve(None, env))
         else:
             if env.seq <= slot.state.version:
@@ -509,6 +518,10 @@ class PartitionOwner:
             if self._metrics:
                 self._metrics.append_latency.observe(time.perf_counter() - started)
             self._appended = None if offset is None else (offset, records[-1])
+            if offset is not None:
+                # Memory holds this append (below): a later read of the log (_recover, or the
+                # partition taken back) starts after it, not where the last read ended.
+                self.log_offset = max(self.log_offset, offset + 1)
             self._since_snapshot += len(records)
         for game_id, slot in tentative.items():
             self.games[game_id] = slot

@@ -101,3 +101,19 @@ def replacer(cls: type, groups: Mapping[str, type] | None = None) -> Callable[..
     replace.__doc__ = f"A copy of a {cls.__name__} with the named fields changed."
     replace.setter = setter  # type: ignore[attr-defined]
     return replace
+
+
+def setstate_with_defaults(record: Any, state: list) -> None:
+    """A frozen slotted dataclass's ``__setstate__`` that also reads what an older version
+    of it pickled: fields added since (at the end, with defaults) get their defaults rather
+    than no value at all. Use it as ``__setstate__ = setstate_with_defaults`` in the class."""
+    import dataclasses
+
+    fields = dataclasses.fields(record)
+    for f, value in zip(fields, state):
+        object.__setattr__(record, f.name, value)
+    for f in fields[len(state):]:
+        if f.default is dataclasses.MISSING:
+            raise TypeError(f"{type(record).__name__}: a pickled state without {f.name}, which has no default")
+        object.__setattr__(record, f.name, f.default)
+

@@ -28,6 +28,7 @@ from croupier.engine.contract import (
     Tick,
 )
 from croupier.engine.envelope import GENESIS_HASH, Envelope, seal
+from croupier.engine.records import setstate_with_defaults
 from croupier.engine.rng import FairRng, commitment, entropy_string
 
 OPEN, RUNNING, OVER = "open", "running", "over"
@@ -186,13 +187,9 @@ class TableState:
     # deadlines) with no seat's command between them.
     idle_moves: int = 0
 
-    def __setstate__(self, state: list) -> None:
-        """Unpickled (a projector's stored state, a snapshot): a state pickled before the
-        last fields were added gets their defaults rather than no value at all."""
-        for f, value in zip(dataclasses.fields(self), state):
-            object.__setattr__(self, f.name, value)
-        for f in dataclasses.fields(self)[len(state):]:
-            object.__setattr__(self, f.name, f.default)
+    # Unpickled (a projector's stored state, a snapshot): a state pickled before the last
+    # fields were added gets their defaults rather than no value at all.
+    __setstate__ = setstate_with_defaults
 
 
 def advanced(state: TableState, game: Any, version: int, last_hash: str, rng_counter: int, last_time: int,

@@ -29,6 +29,7 @@ from croupier.games.delve import commands as C
 from croupier.games.delve import events as E
 from croupier.games.delve.cards import CONTENT
 from croupier.games.delve.rules import ROUND_CAP
+from croupier.games.delve.state import DESCEND
 
 HAND0 = ("punch.s0.1", "punch.s0.2", "sidestep.s0.1", "sidestep.s0.2", "prayer.s0.1")
 
@@ -298,6 +299,16 @@ def test_switching_reveals_a_face_down_encounter_to_face_and_the_left_one_stays(
     )
 
 
+def test_a_switch_may_not_land_on_the_final_row():
+    st = facing()
+    refused = scenario(SPEC, 1).given_state(st).when(C.SwitchEncounter(seat=0, slot=5)).rejects("final_row")
+    assert "route" in refused.message
+    assert all(not (type(a) is C.SwitchEncounter and a.slot in (5, 6)) for a in SPEC.legal_actions(st, 0))
+    # Version 2 allowed it (a floor skipped for one penalty).
+    _, events = run(replace(st, rules=2), C.SwitchEncounter(seat=0, slot=5))
+    assert events == [E.EncounterSwitched(seat=0, slot=5, card=F0[5])]
+
+
 def test_accepting_the_penalty_instead_of_rolling():
     scenario(SPEC, 1).given_state(facing()).when(C.AcceptPenalty(seat=0)).then(
         E.PenaltyAccepted(seat=0), E.DamageTaken(seat=0, amount=1, health=8), *after_vote(),
@@ -419,19 +430,73 @@ def test_clearing_every_card_of_a_floor_earns_a_bonus_market_visit_then_the_part
     )
 
 
-def test_the_final_row_leads_down_without_a_bonus_when_cards_remain():
+def test_the_final_row_opens_the_stairs_and_a_route_vote_may_take_them_down():
     st = _before_last_of_floor(0, (2, 4), 6)
-    events = scenario(SPEC, 1).given_state(st).when(C.AcceptPenalty(seat=0)).events
+    st, events = run(st, C.AcceptPenalty(seat=0))
+    # The floor goes on: the rest of it may still be cleared for the bonus market.
+    assert events[3:] == [
+        E.RoundEnded(cleared=(6,), revealed=(), cards=(), floor_done=False, floor_clear=False),
+        E.VoteOpened(session=1, options=(0, 1, DESCEND), deadline=None),
+    ]
+    view = views.view(st, 0)
+    assert view["floor"]["stairs_open"] is True and view["vote"]["options"] == [0, 1, DESCEND]
+    assert C.Vote(seat=0, slot=DESCEND) in SPEC.legal_actions(st, 0)
+    st, events = run(st, C.Vote(seat=0, slot=DESCEND))
+    assert events == [
+        E.VoteCast(seat=0, slot=DESCEND),
+        E.RouteChosen(slot=DESCEND, card="", votes=(DESCEND,), tied=(), how="plurality"),
+        E.FloorDescended(floor=1, revealed=(0, 1, 2, 6), cards=(F1[0], F1[1], F1[2], F1[6])),
+        E.VoteOpened(session=2, options=(0, 1, 2), deadline=None),
+    ]
+    assert views.describe(events[1]) == "The party takes the stairs down (most votes)."
+    assert views.view(st, 0)["floor"]["stairs_open"] is False  # the new floor's are closed
+
+
+def test_the_stairs_are_closed_until_a_final_row_card_is_cleared():
+    st = new(1)
+    assert DESCEND not in st.ballot.options
+    scenario(SPEC, 1).given_state(st).when(C.Vote(seat=0, slot=DESCEND)).rejects("stairs_closed")
+
+
+def test_the_party_may_press_on_past_the_open_stairs_and_clear_the_floor_for_its_bonus_market():
+    st = _before_last_of_floor(0, (2, 4), 6)
+    st, _ = run(st, C.AcceptPenalty(seat=0))
+    st, events = run(st, C.Vote(seat=0, slot=0))
+    assert E.EncounterStarted(slot=0, card=F0[0], order=(0,)) in events
+    assert views.view(st, 0)["floor"]["stairs_open"] is True
+
+
+def test_version_2_the_final_row_leads_down_at_once_without_a_bonus_when_cards_remain():
+    st = replace(_before_last_of_floor(0, (2, 4), 6), rules=2)
+    events = scenario(SPEC.for_version(2), 1).given_state(st).when(C.AcceptPenalty(seat=0)).events
     assert events[3:] == [
         E.RoundEnded(cleared=(6,), revealed=(), cards=(), floor_done=True, floor_clear=False),
         E.FloorDescended(floor=1, revealed=(0, 1, 2, 6), cards=(F1[0], F1[1], F1[2], F1[6])),
         E.VoteOpened(session=1, options=(0, 1, 2), deadline=None),
     ]
+    assert "stairs_open" not in views.view(st, 0)["floor"]  # a version 2 game shows what it showed
 
 
-def test_the_final_row_of_the_last_floor_leads_to_theat_boss():
+def test_the_stairs_of_the_last_floor_lead_to_the_boss():
     st = _before_last_of_floor(2, (0, 1, 3, 5), 7)
-    events = scenario(SPEC, 1).given_state(st).when(C.AcceptPenalty(seat=0)).events
+    st, events = run(st, C.AcceptPenalty(seat=0))
+    assert events[3:] == [
+        E.RoundEnded(cleared=(7,), revealed=(), cards=(), floor_done=False, floor_clear=False),
+        E.VoteOpened(session=1, options=(2, DESCEND), deadline=None),
+    ]
+    hp = CONTENT.encounters[BOSS].hp[0]
+    events = scenario(SPEC, 1).given_state(st).when(C.Vote(seat=0, slot=DESCEND)).events
+    assert events[2:] == [
+        E.BossEngaged(boss=BOSS, hp=hp),
+        E.BossRoundStarted(round=1, order=(0,)),
+        E.CardsDrawn(seat=0, cards=("prayer.s0.2",)),
+        E.ChoiceOpened(seat=0, mode="limit", count=1, target=-1),
+    ]
+
+
+def test_version_2_the_final_row_of_the_last_floor_leads_to_the_boss_at_once():
+    st = replace(_before_last_of_floor(2, (0, 1, 3, 5), 7), rules=2)
+    events = scenario(SPEC.for_version(2), 1).given_state(st).when(C.AcceptPenalty(seat=0)).events
     hp = CONTENT.encounters[BOSS].hp[0]
     assert events[3:] == [
         E.RoundEnded(cleared=(7,), revealed=(), cards=(), floor_done=True, floor_clear=False),
@@ -533,13 +598,32 @@ def test_a_successful_boss_attack_deals_one_damage_and_gives_its_skill_reward():
     )
 
 
-def test_defeating_the_boss_wins_the_expedition_for_every_seat():
+def test_defeating_the_boss_wins_the_expedition_for_every_seat_and_the_blow_gets_its_reward():
     st, events = run(at_boss(seats=2, hp=1), C.RollDice(seat=0, skill="strength"), outcomes=[1])
-    assert events[1:] == [E.BossDamaged(seat=0, hp=0), E.ExpeditionWon()]
+    reward = CONTENT.encounters[BOSS].skills["strength"].reward
+    assert events[1] == E.BossDamaged(seat=0, hp=0) and events[-1] == E.ExpeditionWon()
+    # "Each successful boss attack deals 1 boss damage and applies its skill reward": the
+    # last one too (rules version 3), as the attack before it (hp 2) does.
+    _, before = run(at_boss(seats=2, hp=2), C.RollDice(seat=0, skill="strength"), outcomes=[1])
+    rewarded = [type(e) for e in before[2:] if not isinstance(e, (E.TurnEnded, E.TurnStarted))]
+    assert rewarded and [type(e) for e in events[2:-1]] == rewarded, (reward, events)
     assert SPEC.is_over(st)
     result = SPEC.result(st)
     assert result["winners"] == [0, 1] and result["outcome"] == "won"
     assert result["scores"][0] == result["scores"][1] > 0
+
+
+def test_version_2_the_killing_blow_gets_no_reward():
+    st = replace(at_boss(seats=2, hp=1), rules=2)
+    events = SPEC.for_version(2).decide(C.RollDice(seat=0, skill="strength"), st, _ctx([1]))
+    assert events[1:] == [E.BossDamaged(seat=0, hp=0), E.ExpeditionWon()]
+
+
+def _ctx(outcomes):
+    from croupier.engine.contract import Context
+    from croupier.engine.testing import ScriptedRng
+
+    return Context(rng=ScriptedRng(outcomes), now=0)
 
 
 def test_a_failed_boss_attack_applies_the_boss_penalty():
@@ -557,3 +641,20 @@ def test_the_round_cap_loses_an_expedition_that_would_not_end():
         E.RouteChosen(slot=0, card=F0[0], votes=(0,), tied=(), how="plurality"),
         E.ExpeditionLost(reason="exhausted"),
     )
+
+
+def test_a_state_pickled_before_rules_versions_were_told_apart_loads_as_version_2():
+    """A projector's stored state or a snapshot taken before State.rules existed: it loads,
+    and plays on under the rules it was created with (2, or 1, whose rules are the same)."""
+    import pickle
+
+    from croupier.games.delve.state import State
+
+    st = _before_last_of_floor(0, (2, 4), 6)
+    old = st.__getstate__()[:-1]  # what the class pickled before its last field was added
+    back = object.__new__(State)
+    back.__setstate__(old)
+    assert back.rules == 2 and back.dungeon == st.dungeon
+    assert pickle.loads(pickle.dumps(st)) == st
+    events = SPEC.for_version(2).decide(C.AcceptPenalty(seat=0), back, _ctx([]))
+    assert E.RoundEnded(cleared=(6,), revealed=(), cards=(), floor_done=True, floor_clear=False) in events

@@ -10,6 +10,7 @@ import pytest
 
 from croupier.engine.selfplay import selfplay
 from croupier.games.delve import SPEC
+from croupier.games.delve.state import DESCEND
 from croupier.games.delve.views import describe
 
 
@@ -117,3 +118,21 @@ def test_heuristic_tables_never_cast_a_standing_vote_again(seats):
             standing[seat] = slot
             casts += 1
     assert casts > 0
+
+
+def test_parties_take_the_stairs_and_clear_whole_floors_for_the_bonus_market():
+    """Rules version 3: the bonus market of a fully cleared floor is reached in play (under
+    version 2, where the final row ended the floor, no heuristic game of 400 reached one), and
+    parties also take the stairs with cards left."""
+    import json
+
+    from croupier.engine.playthrough import record
+
+    bonus = stairs = 0
+    for seats in (1, 2, 3, 4):
+        for seed in (1, 2):
+            for line in record(SPEC, seats, seed)[1:]:
+                for e in json.loads(line)["events"]:
+                    bonus += e["type"] == "MarketOpened" and e["payload"]["kind"] == "bonus"
+                    stairs += e["type"] == "RouteChosen" and e["payload"]["slot"] == DESCEND
+    assert bonus > 0 and stairs > 0, (bonus, stairs)

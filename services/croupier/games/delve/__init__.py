@@ -28,12 +28,20 @@ OPTIONS = (
 # every seat; and the turn clock's rules of clock version 2 (engine/table.py): no clock
 # during a route vote, whose own timer decides. Version 1 gave the other seats the win and
 # let the clock vote for to_act[0]; its games keep that (`previous`).
+# Rules version 3 (2026-12-02): the stairs. Clearing a card of a floor's final row no longer
+# ends the floor at once (which made the bonus market of a fully cleared floor all but
+# unreachable: no heuristic game of 400 ever had one): it opens the stairs, and every route
+# vote after it may take them (Vote slot -2) or press on to clear the floor for its bonus
+# market. A switch may not land on the final row (it reached the way down in one round for
+# one damage), and the blow that kills the boss gives its skill's reward as every other
+# successful boss attack does. Games created under versions 1 and 2 keep their rules
+# (`previous`; State.rules tells the rules apart).
 SPEC = GameSpec(
     id="delve",
     name="Delve",
     min_seats=1,
     max_seats=4,
-    rules_version=2,
+    rules_version=3,
     options=OPTIONS,
     commands=COMMANDS,
     events=EVENTS,
@@ -54,4 +62,5 @@ SPEC = GameSpec(
     cooperative=True,
 )
 
-SPEC = SPEC.keeping(1, cooperative=False, clock_version=1)
+SPEC = SPEC.keeping(2, initial_state=rules.initial_state_v2).keeping(
+    1, initial_state=rules.initial_state_v2, cooperative=False, clock_version=1)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .cards import CONTENT, SKILLS
+from .state import DESCEND, NO_VOTE
 
 MAX_HEALTH = 9
 CARD_COST = 0.35
@@ -176,6 +177,11 @@ def _route_score(g, me, slot: int) -> float:
     party = g["players"]
     low = min(p["health"] for p in party if p["conscious"])
     floor = g["floor"]
+    remaining = len(floor["cards"]) - len(floor["cleared"])
+    if slot == DESCEND:
+        # The stairs (rules version 3): down at once when hurt; stay for the bonus market
+        # when only a few cards are left.
+        return 2.5 if low <= 4 else (-1.0 if remaining <= 3 else 0.5)
     card = floor["cards"][slot]
     score = 0.0
     if card is None:
@@ -187,8 +193,8 @@ def _route_score(g, me, slot: int) -> float:
             score += (1.5 if coins >= 3 else 0.0) + (2.5 if me["health"] <= 6 else 0.0)
         else:
             score += max(v for v, *_ in _plans(encounter(card), me["hand"], [], me, False))
-    if slot in floor["final"]:
-        remaining = len(floor["cards"]) - len(floor["cleared"])
+    if slot in floor["final"] and not floor.get("stairs_open"):
+        # Earlier rules versions: the final row ends the floor. Version 3: it opens the stairs.
         score += 2.5 if low <= 4 else (1.0 if remaining <= 2 else -1.5)
     return score
 
@@ -197,8 +203,8 @@ def _vote(g, me, legal):
     """The best route by _route_score; once this seat has voted, its vote stands and the bot
     waits (None, see croupier.engine.bots): casting the same vote again would change nothing
     but the version."""
-    mine = g["vote"]["votes"][g["you"]] if g.get("vote") else -1
-    if mine >= 0 and _find(legal, "Vote", slot=mine) is not None:
+    mine = g["vote"]["votes"][g["you"]] if g.get("vote") else NO_VOTE
+    if mine != NO_VOTE and _find(legal, "Vote", slot=mine) is not None:
         return WAIT
     return max(legal, key=lambda a: (_route_score(g, me, a["slot"]), -a["slot"]))
 

@@ -39,12 +39,14 @@ from .cards import (
 from .state import (
     CAMP,
     CHOSEN,
+    DESCEND,
     ENDED,
     FACE,
     HAND_LIMIT,
     LIMIT,
     MARKET,
     MAX_HEALTH,
+    NO_VOTE,
     OVER,
     ROUTE,
     SETUP,
@@ -85,7 +87,12 @@ HAND_MODES = ("limit", "discard", "destroy")
 
 
 def initial_state(options: Mapping[str, Any], seats: int) -> State:
-    return State(seats=seats, vote_ms=int(options.get("vote_seconds", 30)) * 1000)
+    return State(seats=seats, vote_ms=int(options.get("vote_seconds", 30)) * 1000, rules=3)
+
+
+def initial_state_v2(options: Mapping[str, Any], seats: int) -> State:
+    """Rules versions 1 and 2: the floor ends when a card of its final row is cleared."""
+    return State(seats=seats, vote_ms=int(options.get("vote_seconds", 30)) * 1000, rules=2)
 
 
 # --- small reads ------------------------------------------------------------------------
@@ -104,6 +111,14 @@ def selectable(st: State) -> tuple[int, ...]:
         s for s in range(floor.size)
         if not cleared[s] and all(cleared[c] for c in floor.covered_by[s])
     )
+
+
+def stairs_open(st: State) -> bool:
+    """Version 3: a card of the final row has been cleared, so the party may go down."""
+    if st.rules < 3 or not st.dungeon.floors or st.boss.engaged:
+        return False
+    floor = CONTENT.floors[st.dungeon.floor]
+    return any(gone and floor.final[s] for s, gone in enumerate(st.dungeon.cleared))
 
 
 def facing_encounter(st: State) -> Encounter | None:
@@ -310,6 +325,8 @@ def _check_vote(st: State, cmd: Command) -> Problem | None:
     if type(cmd) is not C.Vote:
         return _not_now(cmd, "the party is choosing its route: Vote")
     if not _is_int(cmd.slot) or cmd.slot not in st.ballot.options:
+        if cmd.slot == DESCEND and _is_int(cmd.slot):
+            return _no("stairs_closed", "the way down opens once a card of the final row is cleared")
         return _no("not_selectable", f"slot {cmd.slot!r} is not an uncovered encounter")
     return None
 
@@ -331,6 +348,8 @@ def _check_facing(st: State, cmd: Command) -> Problem | None:
             return _no("no_such_slot", f"slot {slot!r} is not on this floor")
         if st.dungeon.cleared[slot] or st.dungeon.face_up[slot]:
             return _no("not_face_down", f"slot {slot} is not a face-down encounter")
+        if st.rules >= 3 and CONTENT.floors[st.dungeon.floor].final[slot]:
+            return _no("final_row", "the final row is reached by the route, not by a switch")
         return None
     if kind is C.CommitCard:
         if cmd.card not in p.hand:
@@ -523,7 +542,7 @@ def _start(out: _Out, ctx: Context) -> None:
 def _vote(out: _Out, cmd: C.Vote, ctx: Context) -> None:
     out.emit(E.VoteCast(seat=cmd.seat, slot=cmd.slot))
     st = out.state
-    if all(st.ballot.votes[s] >= 0 for s in conscious(st)):
+    if all(st.ballot.votes[s] != NO_VOTE for s in conscious(st)):
         _close_vote(out, ctx, ctx.now)
 
 
@@ -531,23 +550,27 @@ def _close_vote(out: _Out, ctx: Context, now: int) -> None:
     st = out.state
     counts: dict[int, int] = {}
     for v in st.ballot.votes:
-        if v >= 0:
+        if v != NO_VOTE:
             counts[v] = counts.get(v, 0) + 1
     cards = st.dungeon.floors[st.dungeon.floor]
+
+    def card(slot: int) -> str:
+        return "" if slot == DESCEND else cards[slot]
+
     if not counts:
         if st.ballot.silent + 1 >= SILENT_CAP:
             slot = ctx.rng.choice(list(st.ballot.options))
-            out.emit(E.RouteChosen(slot=slot, card=cards[slot], votes=st.ballot.votes, tied=st.ballot.options, how="random"))
+            out.emit(E.RouteChosen(slot=slot, card=card(slot), votes=st.ballot.votes, tied=st.ballot.options, how="random"))
         else:
             out.emit(E.VoteRestarted(session=st.ballot.session + 1, deadline=now + st.vote_ms))
         return
     best = max(counts.values())
     tied = tuple(sorted(s for s, n in counts.items() if n == best))
     if len(tied) == 1:
-        out.emit(E.RouteChosen(slot=tied[0], card=cards[tied[0]], votes=st.ballot.votes, tied=(), how="plurality"))
+        out.emit(E.RouteChosen(slot=tied[0], card=card(tied[0]), votes=st.ballot.votes, tied=(), how="plurality"))
     else:
         slot = ctx.rng.choice(list(tied))
-        out.emit(E.RouteChosen(slot=slot, card=cards[slot], votes=st.ballot.votes, tied=tied, how="tiebreak"))
+        out.emit(E.RouteChosen(slot=slot, card=card(slot), votes=st.ballot.votes, tied=tied, how="tiebreak"))
 
 
 def _pick(out: _Out, cmd: C.PickCard, ctx: Context) -> None:
@@ -664,6 +687,8 @@ def _roll(out: _Out, ctx: Context, seat: int, skill: str) -> None:
             hp = out.state.boss.hp - 1
             out.emit(E.BossDamaged(seat=seat, hp=hp))
             if hp <= 0:
+                if st.rules >= 3:  # "each successful boss attack ... applies its skill reward"
+                    _reward(out, seat, enc.skills[skill].reward)
                 out.emit(E.ExpeditionWon())
                 return
         _reward(out, seat, enc.skills[skill].reward)
@@ -784,6 +809,9 @@ def _advance(out: _Out, ctx: Context) -> None:
                 return
             out.emit(E.CampEnded())
         elif stage == CHOSEN:
+            if st.route == DESCEND:
+                _descend(out)  # not a round: the cap counts rounds of play
+                continue
             if not _within_cap(out):
                 return
             card = st.dungeon.floors[st.dungeon.floor][st.route]
@@ -856,9 +884,12 @@ def _end_round(out: _Out) -> None:
         if not cleared[s] and not st.dungeon.face_up[s] and all(cleared[c] for c in floor.covered_by[s])
     )
     cards = st.dungeon.floors[st.dungeon.floor]
+    # Version 3: the floor goes on until the party takes the stairs (a route vote's
+    # DESCEND, open once a final-row card is cleared) or has cleared every card.
+    done = all(cleared) if st.rules >= 3 else any(floor.final[s] for s in gone)
     out.emit(E.RoundEnded(
         cleared=tuple(sorted(gone)), revealed=revealed, cards=tuple(cards[s] for s in revealed),
-        floor_done=any(floor.final[s] for s in gone), floor_clear=all(cleared),
+        floor_done=done, floor_clear=all(cleared),
     ))
 
 
@@ -874,21 +905,29 @@ def _after_round(out: _Out, ctx: Context) -> None:
     if st.dungeon.floor_done:
         if st.dungeon.floor_clear and not st.dungeon.bonus_done:
             out.emit(E.MarketOpened(kind="bonus", slot=-1, order=conscious(st)))
-        elif st.dungeon.floor + 1 < len(CONTENT.floors):
-            nxt = st.dungeon.floor + 1
-            revealed = _initially_face_up(nxt, st.dungeon.floors[nxt])
-            out.emit(E.FloorDescended(floor=nxt, revealed=revealed, cards=tuple(st.dungeon.floors[nxt][s] for s in revealed)))
         else:
-            out.emit(E.BossEngaged(boss=st.boss.card, hp=st.boss.hp))
+            _descend(out)
         return
-    options = selectable(st)
+    options = selectable(st) + ((DESCEND,) if stairs_open(st) else ())
     cards = st.dungeon.floors[st.dungeon.floor]
-    if len(options) == 1:
-        out.emit(E.RouteChosen(slot=options[0], card=cards[options[0]], votes=(), tied=(), how="only"))
+    if len(options) == 1:  # never the stairs alone: a floor not cleared has an uncovered card
+        only = options[0]
+        out.emit(E.RouteChosen(slot=only, card="" if only == DESCEND else cards[only], votes=(), tied=(), how="only"))
     elif st.seats == 1:
         out.emit(E.VoteOpened(session=st.ballot.session + 1, options=options, deadline=None))
     else:
         out.emit(E.VoteOpened(session=st.ballot.session + 1, options=options, deadline=ctx.now + st.vote_ms))
+
+
+def _descend(out: _Out) -> None:
+    """Down to the next floor (its first row and markets turned face up), or to the boss."""
+    st = out.state
+    if st.dungeon.floor + 1 < len(CONTENT.floors):
+        nxt = st.dungeon.floor + 1
+        revealed = _initially_face_up(nxt, st.dungeon.floors[nxt])
+        out.emit(E.FloorDescended(floor=nxt, revealed=revealed, cards=tuple(st.dungeon.floors[nxt][s] for s in revealed)))
+    else:
+        out.emit(E.BossEngaged(boss=st.boss.card, hp=st.boss.hp))
 
 
 def _initially_face_up(floor_index: int, cards: tuple[str, ...]) -> tuple[int, ...]:
@@ -922,12 +961,12 @@ def _ev_started(st: State, ev: E.ExpeditionStarted) -> State:
         st, stage=ENDED, camp_done=True, players=tuple(Player(draw=d) for d in ev.decks),
         dungeon=Dungeon(floors=ev.floors, face_up=tuple(face_up), cleared=(False,) * len(ev.floors[0])),
         shop=Shop(market=ev.market, stock=ev.stock, loot=ev.loot),
-        boss=Boss(card=ev.boss, hp=ev.boss_hp, max_hp=ev.boss_hp), ballot=Ballot(votes=(-1,) * st.seats),
+        boss=Boss(card=ev.boss, hp=ev.boss_hp, max_hp=ev.boss_hp), ballot=Ballot(votes=(NO_VOTE,) * st.seats),
     )
 
 
 def _ev_vote_opened(st: State, ev: E.VoteOpened) -> State:
-    ballot = update_ballot(st.ballot, options=ev.options, session=ev.session, deadline=ev.deadline, votes=(-1,) * st.seats)
+    ballot = update_ballot(st.ballot, options=ev.options, session=ev.session, deadline=ev.deadline, votes=(NO_VOTE,) * st.seats)
     return update_state(st, stage=ROUTE, ballot=ballot)
 
 
@@ -939,12 +978,12 @@ def _ev_vote_cast(st: State, ev: E.VoteCast) -> State:
 def _ev_vote_restarted(st: State, ev: E.VoteRestarted) -> State:
     b = st.ballot
     return update_state(
-        st, ballot=update_ballot(b, session=ev.session, deadline=ev.deadline, silent=b.silent + 1, votes=(-1,) * st.seats)
+        st, ballot=update_ballot(b, session=ev.session, deadline=ev.deadline, silent=b.silent + 1, votes=(NO_VOTE,) * st.seats)
     )
 
 
 def _ev_route_chosen(st: State, ev: E.RouteChosen) -> State:
-    ballot = update_ballot(st.ballot, options=(), deadline=None, silent=0, votes=(-1,) * st.seats)
+    ballot = update_ballot(st.ballot, options=(), deadline=None, silent=0, votes=(NO_VOTE,) * st.seats)
     return update_state(st, stage=CHOSEN, route=ev.slot, ballot=ballot)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from croupier.engine.records import replacer
+from croupier.engine.records import replacer, setstate_with_defaults
 
 MAX_HEALTH = 9
 HAND_LIMIT = 5
@@ -25,6 +25,12 @@ MARKET = "market"  # adventurers visit a market one after another
 ENDED = "ended"  # a round ended: rescue camp, bonus market, descent, next vote
 CAMP = "camp"  # conscious adventurers may rescue unconscious teammates
 OVER = "over"
+
+# The route vote's option to take the stairs down (rules version 3): once a card of the
+# final row has been cleared the party may go down at any route vote, or clear the rest of
+# the floor first for its bonus market visit. Not -1: a ballot's -1 is "has not voted".
+DESCEND = -2
+NO_VOTE = -1  # a ballot's entry for a seat that has not voted
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +93,9 @@ class Dungeon:
     floor: int = 0
     face_up: tuple[bool, ...] = ()
     cleared: tuple[bool, ...] = ()
-    floor_done: bool = False  # a card of the final row was cleared: the party goes down
+    # The party goes down now: version 3, every card was cleared; earlier versions, a card
+    # of the final row was cleared.
+    floor_done: bool = False
     floor_clear: bool = False  # every card was cleared: a bonus market visit first
     bonus_done: bool = False
     cleared_total: int = 0
@@ -116,7 +124,7 @@ class Ballot:
     """The route vote."""
 
     options: tuple[int, ...] = ()
-    votes: tuple[int, ...] = ()  # per seat: the slot voted for, -1 for none
+    votes: tuple[int, ...] = ()  # per seat: the slot voted for (or DESCEND), NO_VOTE for none
     session: int = 0
     deadline: int | None = None
     silent: int = 0  # sessions in a row that ended without a vote
@@ -146,6 +154,12 @@ class State:
     rounds: int = 0
     outcome: str = ""  # won, lost
     reason: str = ""
+    # The rules version the game is played under, where its rules differ (initial_state
+    # sets it; a state pickled before this field reads 2). 3: the stairs (DESCEND), no
+    # switch to the final row, the killing blow's reward.
+    rules: int = 2
+
+    __setstate__ = setstate_with_defaults
 
 
 # evolve copies the state for every event: the fast replace of croupier.engine.records

@@ -15,8 +15,8 @@ from croupier.engine.contract import Event
 
 from . import events as E
 from .cards import CONTENT, SKILLS
-from .rules import ENC, deadline, roll_plan, selectable, to_act
-from .state import ROUTE, State
+from .rules import ENC, deadline, roll_plan, selectable, stairs_open, to_act
+from .state import DESCEND, ROUTE, State
 
 _ALL_ENCOUNTERS = frozenset(
     e.id for e in CONTENT.encounters.values() if e.kind in ("encounter", "market")
@@ -131,7 +131,7 @@ def _floor_view(st: State) -> dict[str, Any] | None:
         return None
     floor = CONTENT.floors[d.floor]
     cards = d.floors[d.floor]
-    return {
+    out = {
         "index": d.floor, "id": floor.id, "name": floor.name, "floors": len(CONTENT.floors),
         "final": [s for s in range(floor.size) if floor.final[s]],
         "cards": [c if up else None for c, up in zip(cards, d.face_up)],
@@ -139,6 +139,11 @@ def _floor_view(st: State) -> dict[str, Any] | None:
         "selectable": list(selectable(st)),
         "route": st.route if st.route >= 0 else None,
     }
+    if st.rules >= 3:
+        # A final-row card is cleared, so a route vote may take the stairs down (Vote slot
+        # -2). Only from version 3 on: a game of an earlier version shows what it showed.
+        out["stairs_open"] = stairs_open(st)
+    return out
 
 
 def _name(card: str) -> str:
@@ -159,14 +164,20 @@ def describe(ev: Event) -> str:
         return f"The expedition sets out; {_name(ev.boss)} waits below ({ev.boss_hp} hit points)."
     if t is E.VoteOpened:
         timer = "no timer" if ev.deadline is None else f"until {ev.deadline} ms"
-        return f"Route vote {ev.session} opens on slots {list(ev.options)} ({timer})."
+        slots = [s for s in ev.options if s != DESCEND]
+        stairs = " or the stairs down" if DESCEND in ev.options else ""
+        return f"Route vote {ev.session} opens on slots {slots}{stairs} ({timer})."
     if t is E.VoteCast:
+        if ev.slot == DESCEND:
+            return f"Seat {ev.seat} votes to take the stairs down."
         return f"Seat {ev.seat} votes for slot {ev.slot}."
     if t is E.VoteRestarted:
         return f"Nobody voted: vote {ev.session} starts (until {ev.deadline} ms)."
     if t is E.RouteChosen:
         how = {"only": "the only way on", "plurality": "most votes", "tiebreak": f"tie among {list(ev.tied)} broken at random",
                "random": "drawn at random after silent votes"}.get(ev.how, ev.how)
+        if ev.slot == DESCEND:
+            return f"The party takes the stairs down ({how})."
         return f"The party heads for {_name(ev.card)} (slot {ev.slot}, {how})."
     if t is E.EncounterStarted:
         return f"Encounter: {_name(ev.card)}; everyone draws a card."

@@ -18,6 +18,8 @@ export function refsOf(action) {
 }
 
 export function actionLabel(game, action) {
+  // delve's route vote for the stairs (rules version 3) names no slot.
+  if (game === "delve" && action.type === "Vote" && action.slot === -2) return "Vote: take the stairs down";
   const parts = [];
   for (const [k, v] of Object.entries(action)) {
     if (k === "type" || v === null || v === undefined) continue;

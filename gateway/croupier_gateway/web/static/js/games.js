@@ -237,6 +237,14 @@ function delve(g, ctx, table) {
       return h("li", {}, target(ctx, `slot:${i}`, content, { cls: `space${c ? "" : " down"}${f.cleared.includes(i) ? " cleared" : ""}`,
         label: `slot ${i}: ${c ? cardLabel("delve", c) : "face down"}${notes ? ` (${notes})` : ""}` }));
     }));
+    if (f.stairs_open) {
+      // Rules version 3: a final-row card is cleared; a route vote may go down (Vote slot -2).
+      const votes = g.vote ? g.vote.votes.map((v, s) => (v === -2 ? `seat ${s}` : null)).filter(Boolean) : [];
+      slots.append(h("li", {}, target(ctx, "slot:-2", [h("span", { class: "slotno" }, "stairs"),
+        g.floor.index + 1 < g.floor.floors ? "down to the next floor" : "down to the boss",
+        votes.length ? h("small", {}, `votes: ${votes.join(", ")}`) : null],
+      { cls: "space", label: "the stairs down" })));
+    }
     out.push(section("Dungeon", slots));
   }
   if (g.facing) {

@@ -149,6 +149,38 @@ def test_empty_action_deck_is_rebuilt_from_the_discard_pile_and_its_top_card_tur
     )
 
 
+def test_a_deck_that_runs_out_is_rebuilt_at_once_so_the_seer_can_be_played():
+    """Rules version 3: "If the Action Card deck runs out, the discard pile is turned over
+    to form the new one" at once, not at the next draw."""
+    pile = ("act-st-co-1", "act-va-co-2", "act-st-wi-2")
+    scn = game(hands=((SEER, "act-va-st-1", "act-co-wi-1"), HAND1), action_deck=("act-va-wi-1",), discard=pile)
+    scn.when(DrawCard(seat=0), outcomes=[[1, 2, 0]]).then(
+        CardDrawn(seat=0, card="act-va-wi-1"),
+        DeckRebuilt(deck=("act-va-co-2", "act-st-wi-2", "act-st-co-1")),
+        DiscardFlipped(card="act-va-co-2"),
+    )
+    st = scn.then_state()
+    assert st.action_deck == ("act-st-wi-2", "act-st-co-1") and st.discard == ("act-va-co-2",)
+    assert any(a.TYPE == "PlaySpecial" and a.card == SEER for a in SPEC.legal_actions(st, 0))
+
+
+def test_version_2_rebuilt_the_deck_only_at_the_next_draw():
+    from dataclasses import replace
+
+    pile = ("act-st-co-1", "act-va-co-2", "act-st-wi-2")
+    scn = game(hands=((SEER, "act-va-st-1", "act-co-wi-1"), HAND1), action_deck=("act-va-wi-1",), discard=pile)
+    v2 = replace(scn.state, config=replace(scn.state.config, rules=2))
+    events = SPEC.for_version(2).decide(DrawCard(seat=0), v2, _ctx())
+    assert events == [CardDrawn(seat=0, card="act-va-wi-1")]
+
+
+def _ctx():
+    from croupier.engine.contract import Context
+    from croupier.engine.testing import ScriptedRng
+
+    return Context(rng=ScriptedRng([]), now=0)
+
+
 def test_draw_step_is_skipped_when_there_is_nothing_to_draw_or_take():
     scn = game(action_deck=(), discard=(CEILIDH,))
     assert scn.state.phase == "act"
@@ -482,3 +514,15 @@ def test_special_cards_go_to_the_discard_pile_and_so_block_taking_it():
     scn.given(*scn.events)
     assert scn.state.current == 1 and scn.state.discard[-1] == DROVE
     assert [a.TYPE for a in legal(scn)] == ["DrawCard"]
+
+
+def test_a_state_pickled_before_rules_versions_were_told_apart_loads_as_version_2():
+    import pickle
+
+    from croupier.games.virtues.state import Config
+
+    config = game().state.config
+    back = object.__new__(Config)
+    back.__setstate__(config.__getstate__()[:-1])  # as pickled before Config.rules existed
+    assert back.rules == 2 and back.seats == config.seats and config.rules == 3
+    assert pickle.loads(pickle.dumps(config)) == config

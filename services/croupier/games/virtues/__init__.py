@@ -22,12 +22,17 @@ OPTIONS = (
 # Rules version 2 (2026-12-02): the turn clock's rules of clock version 2 (engine/table.py:
 # a table nobody plays ends after a number of clock moves, rather than being played by the
 # clock for good). Games created under version 1 keep the clock they had (`previous`).
+# Rules version 3 (2026-12-02): an Action deck that runs out is rebuilt from the discard
+# pile at once ("if the Action Card deck runs out, the discard pile is turned over to form the
+# new one"), not at the next draw: until then the Brahan Seer could not be played and the
+# next seat could take from the old pile. Games of versions 1 and 2 keep the old timing
+# (Config.rules).
 SPEC = GameSpec(
     id="virtues",
     name="Virtues",
     min_seats=2,
     max_seats=4,
-    rules_version=2,
+    rules_version=3,
     options=OPTIONS,
     commands=COMMANDS,
     events=EVENTS,
@@ -45,4 +50,5 @@ SPEC = GameSpec(
     summary="Two to four players cover the symbols of Location cards with Action cards; six completed Locations win.",
 )
 
-SPEC = SPEC.keeping(1, clock_version=1)
+SPEC = SPEC.keeping(2, initial_state=rules.initial_state_v2).keeping(
+    1, initial_state=rules.initial_state_v2, clock_version=1)

@@ -115,14 +115,20 @@ CARD_SYMBOLS: dict[str, tuple[str, ...]] = {aid: a.symbols for aid, a in CATALOG
 KIND: dict[str, str | None] = {aid: a.kind for aid, a in CATALOG.actions.items()}
 
 
-def initial_state(options: Mapping[str, Any], seats: int) -> State:
+def initial_state(options: Mapping[str, Any], seats: int, rules: int = 3) -> State:
     config = Config(
         seats=seats,
         target=int(options.get("completions_to_win", 6)),
         specials=int(options.get("special_cards", 10)),
         max_rounds=int(options.get("max_rounds", 100)),
+        rules=rules,
     )
     return State(config=config, players=(Player(),) * seats)
+
+
+def initial_state_v2(options: Mapping[str, Any], seats: int) -> State:
+    """Rules versions 1 and 2: an Action deck that runs out is rebuilt at the next draw."""
+    return initial_state(options, seats, rules=2)
 
 
 # --- shared rule helpers (used by both _problem and legal_actions) -------------------------
@@ -393,6 +399,11 @@ def decide(command: Command, state: State, ctx: Context) -> list[Event]:
     out = _Out(state)
     _RESOLVE[type(command)](out, command, ctx)
     _settle(out, ctx)
+    if state.config.rules >= 3 and out.state.phase != OVER and not out.state.action_deck:
+        # "If the Action Card deck runs out, the discard pile is turned over to form the new
+        # one": at once, so that the Seer sees a deck and the next seat takes from the new
+        # face-up card, not from the old pile. (Versions 1-2 waited for the next draw.)
+        _rebuild(out, ctx)
     return out.events
 
 
@@ -416,17 +427,23 @@ def _start(state: State, ctx: Context) -> list[Event]:
     return [setup, TurnBegan(seat=first, turn=1)]
 
 
+def _rebuild(out: _Out, ctx: Context) -> bool:
+    """The empty Action deck made again from the discard pile, shuffled, and its top card
+    turned face up as the new discard; False when the pile has too few cards for that."""
+    st = out.state
+    if len(st.discard) < 2:
+        return False
+    order = ctx.rng.shuffle(list(st.discard))
+    out.emit(DeckRebuilt(deck=tuple(order)))
+    out.emit(DiscardFlipped(card=order[0]))
+    return True
+
+
 def _draw(out: _Out, ctx: Context, seat: int) -> bool:
     """Draw the top Action card, rebuilding the deck from the discard pile when it has run out."""
-    st = out.state
-    if not st.action_deck:
-        if len(st.discard) < 2:
-            return False
-        order = ctx.rng.shuffle(list(st.discard))
-        out.emit(DeckRebuilt(deck=tuple(order)))
-        out.emit(DiscardFlipped(card=order[0]))
-        st = out.state
-    out.emit(CardDrawn(seat=seat, card=st.action_deck[0]))
+    if not out.state.action_deck and not _rebuild(out, ctx):
+        return False
+    out.emit(CardDrawn(seat=seat, card=out.state.action_deck[0]))
     return True
 
 

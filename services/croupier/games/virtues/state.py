@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from croupier.engine.records import setstate_with_defaults
+
 # Decision points. "end" is the end-of-turn count: it rests there only while the seat has
 # more than three Locations (ReturnLocation) or more than three cards (DiscardCard).
 SETUP, DRAW, ACT, REARRANGE, BONUS, SCOUT, SURVEY, CLAIM, END, OVER = (
@@ -22,6 +24,12 @@ class Config:
     target: int  # completions that win
     specials: int  # special cards in the Action deck
     max_rounds: int  # the cap: after this many rounds, most completions wins
+    # The rules version the game is played under, where its rules differ (initial_state sets
+    # it; a state pickled before this field reads 2). 3: an Action deck that runs out is
+    # rebuilt at once, not at the next draw.
+    rules: int = 2
+
+    __setstate__ = setstate_with_defaults
 
 
 @dataclass(frozen=True, slots=True)

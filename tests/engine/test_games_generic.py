@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from croupier.engine import registry
 from croupier.engine.contract import Rejection
-from croupier.engine.playthrough import check
+from croupier.engine.playthrough import check, rehash_views
 from croupier.engine.selfplay import selfplay
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -79,6 +79,22 @@ def test_a_game_recorded_under_an_earlier_rules_version_still_replays_under_it(p
         assert head["rules_version"] < registry.get(head["game"]).rules_version
         fh.seek(0)
         assert check(fh) is None
+
+
+def test_rehashing_a_golden_file_takes_the_views_again_but_never_hides_a_changed_event():
+    lines = (GOLDEN / "expeditions.jsonl").read_text(encoding="utf-8").splitlines()
+    same, changed = rehash_views(lines)
+    assert same == lines and changed == 0
+    # A view hash that no longer matches is taken again (a deliberate view change) ...
+    step = json.loads(lines[3])
+    step["views"] = {k: "0" * 64 for k in step["views"]}
+    fixed, changed = rehash_views([*lines[:3], json.dumps(step), *lines[4:]])
+    assert fixed == lines and changed == 1
+    # ... an event that no longer matches is not: that would be a change of the rules.
+    step = json.loads(lines[3])
+    step["events"][0]["hash"] = "f" * 64
+    with pytest.raises(ValueError, match="the events changed"):
+        rehash_views([*lines[:3], json.dumps(step), *lines[4:]])
 
 
 @pytest.mark.parametrize("game_id", GAMES)

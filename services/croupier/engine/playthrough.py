@@ -1,6 +1,7 @@
 """Golden playthroughs: a recorded game whose replay must give the same events and views.
 
     python -m croupier.engine.playthrough record GAME [--seats N] [--seed S] > tests/golden/GAME.jsonl
+    python -m croupier.engine.playthrough rehash tests/golden/GAME.jsonl   # after a deliberate view change
 
 Each line is one command: who sent it, its wire form, the envelopes it produced (type,
 payload, hash) and the SHA-256 of every seat's and the spectator's view after it.
@@ -79,8 +80,9 @@ def record(spec: GameSpec, seats: int, seed: int, options: dict | None = None, b
     return lines
 
 
-def check(lines: Iterable[str]) -> str | None:
-    """Replays a golden file; the first difference in words, or None."""
+def _replay(lines: Iterable[str]):
+    """Replays a golden file's commands: (line number, step, its events now, the table)
+    for each, the header first as (1, header, [], table)."""
     it = iter(lines)
     head = json.loads(next(it))
     spec = registry.get(head["game"])
@@ -88,24 +90,58 @@ def check(lines: Iterable[str]) -> str | None:
     # keeps the rules it was created with): the check that an upgrade kept them.
     spec = spec.for_version(int(head.get("rules_version", spec.rules_version)))
     table = LocalTable(spec, f"golden-{spec.id}", head["seats"], head["options"], table_seed(head["seed"], 0, spec.id))
+    yield 1, head, [], table
     for n, raw in enumerate(it, start=2):
         step = json.loads(raw)
         command = table.host.commands.decode(step["command"], seat=step["seat"])
         envs = table.handle(command, now=step["now"])
         got = [{"seq": e.seq, "type": e.type, "payload": e.payload, "hash": e.hash} for e in envs]
-        got = json.loads(canonical_json(got))
-        if got != step["events"]:
-            for want, have in zip(step["events"], got):
-                if want != have:
-                    return f"line {n}: event seq {want['seq']} differs: recorded {want} now {have}"
-            return f"line {n}: recorded {len(step['events'])} events, now {len(got)}"
+        yield n, step, json.loads(canonical_json(got)), table
+
+
+def _event_difference(n: int, step: dict, got: list) -> str | None:
+    if got == step["events"]:
+        return None
+    for want, have in zip(step["events"], got):
+        if want != have:
+            return f"line {n}: event seq {want['seq']} differs: recorded {want} now {have}"
+    return f"line {n}: recorded {len(step['events'])} events, now {len(got)}"
+
+
+def check(lines: Iterable[str]) -> str | None:
+    """Replays a golden file; the first difference in words, or None."""
+    table = None
+    for n, step, got, table in _replay(lines):
+        if n == 1:
+            continue
+        problem = _event_difference(n, step, got)
+        if problem:
+            return problem
         views = _view_hashes(table)
         for who, digest in step["views"].items():
             if views.get(who) != digest:
                 return f"line {n}: the view of {who} after seq {table.state.version} differs"
-    if table.state.status != OVER:
+    if table is None or table.state.status != OVER:
         return "the recorded game does not end"
     return None
+
+
+def rehash_views(lines: Iterable[str]) -> tuple[list[str], int]:
+    """A golden file with its view hashes taken again, for a deliberate change to what a seat
+    sees (a view that showed too much, say): every command must still give the recorded
+    events, or ValueError. Returns the new lines and how many steps' views changed."""
+    out, changed = [], 0
+    for n, step, got, table in _replay(lines):
+        if n == 1:
+            out.append(canonical_json(step))
+            continue
+        problem = _event_difference(n, step, got)
+        if problem:
+            raise ValueError(f"the events changed, not only the views: {problem}")
+        views = _view_hashes(table)
+        changed += views != step["views"]
+        out.append(canonical_json({**step, "views": views}))
+    return out, changed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +154,16 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--bot", default="heuristic")
     c = sub.add_parser("check")
     c.add_argument("file")
+    h = sub.add_parser("rehash", help="take a golden file's view hashes again (its events must not change)")
+    h.add_argument("file")
     args = p.parse_args(argv)
+    if args.cmd == "rehash":
+        with open(args.file, encoding="utf-8") as fh:
+            lines, changed = rehash_views(fh)
+        with open(args.file, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+        print(f"{args.file}: the views of {changed} of {len(lines) - 1} steps changed; every event is the same")
+        return 0
     if args.cmd == "record":
         spec = registry.get(args.game)
         for line in record(spec, args.seats or spec.min_seats, args.seed, bot=args.bot):

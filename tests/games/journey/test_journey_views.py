@@ -28,6 +28,26 @@ def test_own_satchel_is_visible_and_the_others_are_counts_only():
     assert set(theirs) <= SPEC.hidden(state, 0) and not set(mine) & SPEC.hidden(state, 0)
 
 
+def test_nobody_sees_how_much_room_another_traveller_uses():
+    """A♣ and A♦ take no room in a satchel: another traveller's room used beside its count
+    would tell how many of those Aces it holds (the exact card, to one who has seen the
+    other). Two travellers whose satchels differ only by an Ace for another card look alike
+    to everyone else."""
+    from dataclasses import replace
+
+    state = started(2)
+    t1 = state.travellers[1]
+    ace = replace(t1, satchel=("AC",) + t1.satchel[1:])
+    plain = replace(t1, satchel=("4C",) + t1.satchel[1:])
+    views = {}
+    for name, traveller in (("ace", ace), ("plain", plain)):
+        st = replace(state, travellers=(state.travellers[0], traveller))
+        views[name] = [SPEC.view(st, seat) for seat in (0, None)]
+        assert SPEC.view(st, 1)["travellers"][1]["room_used"] is not None  # one's own
+    assert views["ace"] == views["plain"]
+    assert all(v["travellers"][1]["room_used"] is None for v in views["ace"])
+
+
 def test_journey_and_supply_are_counts_never_cards_or_order():
     state = started(1)
     for seat in (0, None):

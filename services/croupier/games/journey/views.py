@@ -60,7 +60,9 @@ def view(s: State, seat: int | None) -> dict[str, Any]:
         "encounter": _encounter(s),
         "travellers": [
             {"standing": t.standing, "walking": t.walking, "satchel_count": len(t.satchel),
-             "room_used": room_used(t.satchel), "wreckage": t.wreckage, "points": t.points}
+             # Only one's own: A♣ and A♦ take no room, so another's room used beside the
+             # satchel's count would tell how many of them that traveller holds.
+             "room_used": room_used(t.satchel) if i == me else None, "wreckage": t.wreckage, "points": t.points}
             for i, t in enumerate(s.travellers)
         ],
         "satchel": list(s.travellers[me].satchel) if me is not None else None,

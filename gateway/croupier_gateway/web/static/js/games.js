@@ -212,7 +212,7 @@ function journey(g, ctx, table) {
   (g.travellers || []).forEach((t, seat) => {
     const caches = (g.caches || []).filter((c) => c.seat === seat);
     seats.append(seatBlock(table, seat,
-      facts([["Standing", t.standing ? "yes" : "no"], ["Walking", t.walking ? "yes" : null], ["Satchel", `${t.satchel_count} cards, ${t.room_used} room used`],
+      facts([["Standing", t.standing ? "yes" : "no"], ["Walking", t.walking ? "yes" : null], ["Satchel", t.room_used === null || t.room_used === undefined ? `${t.satchel_count} cards` : `${t.satchel_count} cards, ${t.room_used} room used`],
         ["Wreckage", t.wreckage], ["Points", t.points]]),
       seat === table.you && g.satchel ? h("p", {}, "Satchel: ", cards(ctx, g.satchel)) : null,
       caches.length ? h("ul", { class: "plain" }, caches.map((c) => h("li", {}, `Cache at ${c.place}: `, c.hidden ? card(ctx, c.hidden) : backs(1, "card")))) : null));

@@ -154,6 +154,10 @@ def _name(card: str) -> str:
     return card
 
 
+def _count(cards: tuple[str, ...]) -> str:
+    return f"{len(cards)} card{'' if len(cards) == 1 else 's'}"
+
+
 def _names(cards: tuple[str, ...]) -> str:
     return ", ".join(_name(c) for c in cards) or "nothing"
 
@@ -198,8 +202,11 @@ def describe(ev: Event) -> str:
     if t is E.CardUnpicked:
         return f"Seat {ev.seat} puts a card back."
     if t is E.ChoiceConfirmed:
-        verb = "discards" if ev.mode in ("limit", "discard") else "destroys"
-        return f"Seat {ev.seat} {verb} {_names(ev.cards)}."
+        if ev.mode in ("limit", "discard"):
+            return f"Seat {ev.seat} discards {_names(ev.cards)}."  # to the discard pile, which is public
+        # Destroyed cards leave the game unseen (a view counts them): they came from a hand or
+        # a draw pile, so the words count them too.
+        return f"Seat {ev.seat} destroys {_count(ev.cards)}."
     if t is E.TurnStarted:
         return f"Seat {ev.seat} faces {_name(ev.card)}."
     if t is E.EncounterSwitched:
@@ -241,7 +248,7 @@ def describe(ev: Event) -> str:
         # id only, while these words would name the cards).
         return f"The Diamond of seat {ev.seat} shatters into {len(ev.loot)} reward cards, shuffled into the draw pile."
     if t is E.CardsDestroyed:
-        return f"A hazard destroys seat {ev.seat}'s {_names(ev.cards)}."
+        return f"A hazard destroys the top of seat {ev.seat}'s draw pile: {_count(ev.cards)}."
     if t is E.ExtraEncounterStarted:
         return f"Extra encounter for seat {ev.seat}: {_name(ev.card)}."
     if t is E.TurnEnded:

@@ -125,7 +125,8 @@ def describe(event: Any) -> str:
     if t is ev.ArtefactFound:
         return f"{_seat(event.seat)} finds an artefact ({event.tile}) on {event.color} step {event.step}"
     if t is ev.PointsFound:
-        return f"{_seat(event.seat)} finds {event.points} victory points on {event.color} step {event.step}"
+        # The chip's value is its finder's until the end (a view shows others only the count).
+        return f"{_seat(event.seat)} finds a victory-point chip on {event.color} step {event.step}"
     if t is ev.ArrowFound:
         tail = "may move a figure one step" if event.choice else "has no figure to move"
         return f"{_seat(event.seat)} finds an arrow on {event.color} step {event.step} and {tail}"

@@ -198,7 +198,7 @@ def describe(e: Any) -> str:
     if isinstance(e, E.RuinRevealed):
         return f"A Ruin at {e.place}: {e.card}."
     if isinstance(e, E.JokerStole):
-        return f"The Joker steals {e.card}."
+        return "The Joker steals a card from the purse."  # the purse is the travellers' alone
     if isinstance(e, E.JokerShed):
         return f"{_who(e.seat)} sheds {e.card}; the Joker goes with it."
     if isinstance(e, E.RuinStripBegun):

@@ -402,3 +402,55 @@ def test_a_game_folded_again_while_a_rebuild_drops_the_read_models_is_listed_aft
                 assert int(redis.hget(keys.meta(t.game_id), "version")) == t.envelopes[-1].seq
     finally:
         projector.redis.close()
+
+
+def test_listings_left_behind_by_a_failure_between_the_two_writes_are_written_when_the_game_is_next_loaded(
+        redis, redis_url, prefix, monkeypatch):
+    """The guarded write of a game's state and its listings are two round trips to Redis. A
+    failure between them (a timeout, a crash) left the state current and the listings behind:
+    the events, delivered again, are skipped as applied, so an ended game stayed "running"
+    and never reached the finished list or the stats. Now loading the stored state writes its
+    listings again."""
+    import redis as redis_lib
+
+    from croupier.engine.selfplay import SelfplayReport, play_one
+    from croupier.projector.service import Projector
+    from croupier.rules.store import encode_record
+
+    spec = registry.get(GAME)
+    table = play_one(spec, seats=2, seat_bots=["random"] * 2, options=spec.parse_options({}), seed=31, index=0,
+                     report=SelfplayReport(game=GAME), check_all_legal=False, max_steps=100_000)
+    gid, keys = table.game_id, Keys(prefix)
+    projector = Projector(settings_for("127.0.0.1:1", redis_url, prefix), games=[GAME])
+    topic = projector.s.kafka.topic(GAME)
+    envs = table.envelopes
+    ends = next(i for i, e in enumerate(envs) if e.type == "TableEnded")
+    start = next(i for i in range(ends, -1, -1) if envs[i].cause is not None)  # the ending command's events
+    records = [_Record(topic, 0, i, encode_record(e)) for i, e in enumerate(envs)]
+    try:
+        projector.fold(None, records[:start])
+        assert redis.zscore(keys.running(GAME), gid) is not None
+        real = ReadModels._queue_listings
+        failing = {"left": 1}
+
+        def listings(self, pipe, f, message):
+            if failing["left"]:
+                failing["left"] -= 1
+                raise redis_lib.ConnectionError("Redis went away between the two round trips")
+            return real(self, pipe, f, message)
+
+        monkeypatch.setattr(ReadModels, "_queue_listings", listings)
+        with pytest.raises(redis_lib.ConnectionError):
+            projector.fold(None, records[start:])
+        assert redis.hget(keys.meta(gid), "status") == b"over"  # the state was written ...
+        assert redis.zscore(keys.running(GAME), gid) is not None  # ... its listings were not
+        # The projector folds again from its committed offsets (as after a Redis error, or a
+        # restart): the events are skipped as applied, and the listings are written.
+        projector.cache.clear()
+        projector.held.clear()
+        projector.fold(None, records[start:])
+        assert redis.zscore(keys.running(GAME), gid) is None
+        assert redis.zscore(keys.finished(GAME), gid) is not None
+        assert redis.hget(keys.stats(GAME), gid) is not None
+    finally:
+        projector.redis.close()

@@ -103,10 +103,26 @@ class ReadModels:
                 out[gid] = state
         return out
 
+    def relist(self, states: dict[str, TableState]) -> None:
+        """Write again the listings of games whose stored state was just loaded (a projector
+        that starts, or folds again after Redis went away). Apply's guarded write and its
+        listings are two round trips: a failure between them left the game's state current
+        and its listings behind (an ended game still "running", a new table missing from the
+        lobby), and the events that led there, delivered again, are skipped as applied. The
+        listings of a stored state are the same whatever wrote them, so writing them again
+        is harmless; the feed is not published again."""
+        if not states:
+            return
+        pipe = self.r.pipeline(transaction=False)
+        for gid, state in states.items():
+            self._queue_listings(pipe, Flush(gid, state.game_type, state.version, state), None)
+        pipe.execute()
+
     def apply(self, flushes: list[Flush], hosts: dict[str, TableHost]) -> list[int]:
         """Apply a batch of games' updates: one round trip for the guarded writes, one for the
-        listings of the games that are now current (applied, or applied before: a crash
-        between the two round trips is repaired on redelivery). Per game 1, 0 or -1."""
+        listings of the games that are now current (applied, or applied before). A failure
+        between the two round trips is repaired when the game's state is next loaded
+        (`relist`). Per game 1, 0 or -1."""
         pipe = self.r.pipeline(transaction=False)
         messages = [self._queue_apply(pipe, f, hosts[f.game_type]) for f in flushes]
         results = [int(r) for r in pipe.execute()]
@@ -155,7 +171,7 @@ class ReadModels:
         self._apply(keys=[k.meta(f.game_id), k.state(f.game_id), k.views(f.game_id)], args=args, client=pipe)
         return feed.encode(state.version, state.status, views)
 
-    def _queue_listings(self, pipe, f: Flush, message: str) -> None:
+    def _queue_listings(self, pipe, f: Flush, message: str | None) -> None:
         state, k, gid, gtype = f.state, self.k, f.game_id, f.game_type
         if state.status == OPEN:
             pipe.zadd(k.lobby(gtype), {gid: f.state.created})
@@ -170,4 +186,5 @@ class ReadModels:
         pipe.zadd(k.all_games(), {f"{gtype}:{gid}": f.state.created})
         # After the write (the previous round trip): a gateway that reads on hearing it finds
         # at least this version. The message carries the views themselves (feed.py).
-        pipe.publish(k.feed(gid), message)
+        if message is not None:
+            pipe.publish(k.feed(gid), message)

@@ -280,7 +280,9 @@ class Projector:
             per_game[env.game_id].append((env, msg.offset()))
             where[env.game_id] = TopicPartition(msg.topic(), msg.partition())
         missing = [gid for gid in per_game if gid not in self.cache]
-        self.cache.update(self.models.load(self.hosts, missing))
+        loaded = self.models.load(self.hosts, missing)
+        self.models.relist(loaded)  # listings a failure may have left behind their state
+        self.cache.update(loaded)
         flushes: list[Flush] = []
         rewind: set[TopicPartition] = set()
         applied = 0

@@ -121,3 +121,31 @@ def test_a_delve_seat_that_forfeits_loses_the_table_for_everyone():
         assert result["forfeited"] == forfeited
         expected = [] if spec.rules_version >= 2 else [1 - forfeited]
         assert list(result["winners"]) == expected, spec.rules_version
+
+
+def test_a_fork_gives_its_seats_the_whole_clock_allowance_again():
+    """A fork made to resume a table the clock had been playing starts its count of clock
+    moves in a row at 0 (before, it took its origin's and could be ended as abandoned at its
+    first deadline); a fork logged before this (no count in its TableForked) keeps the
+    origin's, so it folds and audits as it did."""
+    from croupier.engine.envelope import Envelope
+
+    table = _table("expeditions", 2, turn_clock_ms=1000)
+    limit = CLOCK_IDLE_MOVES_PER_SEAT * 2
+    for _ in range(limit - 1):
+        _tick(table)
+    assert table.state.idle_moves == limit - 1
+    host = table.host
+    fork = host.fork("fork-1", table.envelopes, "ef" * 32, now=table.state.last_time)
+    state = host.fold(fork)
+    assert fork[1].payload["idle_moves"] == 0 and state.idle_moves == 0
+    for _ in range(limit - 1):  # the fork's seats get the whole allowance
+        due = host.deadline(state)
+        state = host.fold(host.decide(state, Tick(now=due), now=due), state)
+    assert state.status == "running"
+    assert audit(fork).ok
+    # A fork logged before the count was recorded: its payload has none.
+    old = dict(fork[1].to_dict())
+    old["payload"] = {k: v for k, v in old["payload"].items() if k != "idle_moves"}
+    before = host.fold([fork[0], Envelope.from_dict(old)])
+    assert before.idle_moves == limit - 1

@@ -355,3 +355,52 @@ def test_a_table_with_no_event_for_idle_end_after_s_is_ended_as_abandoned():
         assert state.status == "over" and state.end_reason == "forced", game_id
         assert state.result["why"] == "abandoned: no move for 3600 s"
     assert states["new"].status == "open"
+
+
+def test_a_version_1_table_its_turn_clock_plays_alone_is_ended_as_abandoned():
+    """Clock version 1 plays a seat's first legal action at its deadline, for good: each clock
+    move is an event, so the idle end by time never came. After CLOCK_IDLE_MOVES_PER_SEAT
+    clock moves a seat in a row its owner ends it (clock version 2 ends such a table itself);
+    a v1 table whose seats still move is not ended."""
+    import time
+
+    from croupier.engine import registry
+    from croupier.engine.contract import Tick
+    from croupier.engine.table import CLOCK_IDLE_MOVES_PER_SEAT, JoinSeat
+
+    host = TableHost(registry.get("expeditions"))
+    v1 = host.for_version(1)
+    def table(game_id: str, clock_moves: int) -> list:
+        # Stamped so that the last clock move was 30 s ago and the next is due in 30 s.
+        now = int(time.time() * 1000) - clock_moves * 60_000 - 30_000
+        log = v1.create(game_id, 2, {"turn_clock_ms": 60_000}, SEED, now=now, command_id=f"{game_id}-c")
+        st = v1.fold(log)
+        for s in range(2):
+            more = v1.decide(st, JoinSeat(seat=s, player=f"p{s}", entropy="e"), now=now, command_id=f"{game_id}-j{s}")
+            log, st = log + more, v1.fold(more, st)
+        for n in range(clock_moves):
+            at = v1.deadline(st)
+            more = v1.decide(st, Tick(now=at), now=at, command_id=f"{game_id}-t{n}")
+            log, st = log + more, v1.fold(more, st)
+        assert st.status == "running" and st.idle_moves == clock_moves
+        return log
+
+    limit = CLOCK_IDLE_MOVES_PER_SEAT * 2
+
+    async def main():
+        owner = PartitionOwner(host, 0, lambda: MemoryWriter(), max_batch=256, dedupe_window=16,
+                               idle_end_after_s=None)
+        await owner.start(lambda: table("alone", limit) + table("played", limit - 1))
+        try:
+            for _ in range(300):
+                if owner.games["alone"].state.status == "over":
+                    break
+                await asyncio.sleep(0.01)
+            return owner.games["alone"].state, owner.games["played"].state
+        finally:
+            await owner.stop("test")
+
+    alone, played = asyncio.run(main())
+    assert alone.status == "over" and alone.end_reason == "forced"
+    assert alone.result["why"] == f"abandoned: the turn clock made {limit} moves in a row"
+    assert played.status == "running"

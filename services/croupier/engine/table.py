@@ -152,6 +152,9 @@ class TableForked(Event):
     origin_seq: int
     origin_hash: str
     events: tuple
+    # The count of clock moves in a row the fork starts with: 0, so its seats get the whole
+    # allowance to come back. None (forks made before 2026-12-02): the origin's, as they had.
+    idle_moves: int | None = None
 
 
 TABLE_COMMANDS = (CreateTable, JoinSeat, LeaveSeat, ForceEnd, Start, Tick, ForkTable)
@@ -335,7 +338,7 @@ class TableHost:
         created = TableCreated(seats=origin_state.seats, options=dict(origin_state.options),
                                seed_hash=commitment(seed_hex), seed=seed_hex, origin=link)
         forked = TableForked(origin_game_id=last.game_id, origin_seq=last.seq, origin_hash=last.hash,
-                             events=tuple(env.to_dict() for env in origin))
+                             events=tuple(env.to_dict() for env in origin), idle_moves=0)
         cmd = ForkTable(origin_events=(), seed=seed_hex)
         return self._seal(None, game_id, [created, forked], cmd, [], command_id, now)
 
@@ -593,6 +596,7 @@ class TableHost:
             return dataclasses.replace(
                 origin, game_id=state.game_id, seed=state.seed, seed_hash=state.seed_hash, rng_counter=0,
                 origin=state.origin, created=state.created, version=state.version, last_hash=state.last_hash,
+                idle_moves=origin.idle_moves if event.idle_moves is None else event.idle_moves,
             )
         return dataclasses.replace(state, game=self.spec.evolve(state.game, event))
 

@@ -25,7 +25,15 @@ import structlog
 from croupier.engine.codec import canonical_bytes
 from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
-from croupier.engine.table import OVER, TABLE_COMMANDS, ForceEnd, TableCreated, TableHost, TableState
+from croupier.engine.table import (
+    CLOCK_IDLE_MOVES_PER_SEAT,
+    OVER,
+    TABLE_COMMANDS,
+    ForceEnd,
+    TableCreated,
+    TableHost,
+    TableState,
+)
 from croupier.rules.forgotten import IdFilter
 from croupier.rules.pace import CommitPace
 from croupier.rules.snapshot import Snapshot, SnapshotStore, compress, encode_between
@@ -605,9 +613,22 @@ class PartitionOwner:
 
     def _idle_due(self, state: TableState) -> int | None:
         """When a table not over is ended as abandoned (None: never)."""
-        if self._idle_ms is None or state.status == OVER:
+        if state.status == OVER:
+            return None
+        if self._clock_idle(state):
+            return state.last_time  # now
+        if self._idle_ms is None:
             return None
         return state.last_time + self._idle_ms
+
+    @staticmethod
+    def _clock_idle(state: TableState) -> bool:
+        """A table of clock version 1 whose turn clock has moved for every seat, again and
+        again, with no seat's command between: its clock moves refresh its last move's time,
+        so the idle end by time never came, and the clock played it for good. (Clock version
+        2 ends such a table by its own rules: engine/table.py.)"""
+        return (state.clock_version < 2 and state.clock_ms > 0
+                and state.idle_moves >= CLOCK_IDLE_MOVES_PER_SEAT * state.seats)
 
     def _schedule(self, game_id: str, state) -> None:
         due = self.host.deadline(state)
@@ -655,9 +676,14 @@ class PartitionOwner:
             state = slot.state
             idle = self._idle_due(state)
             if idle is not None and now >= idle:
-                # Abandoned: nothing happened at this table for idle_end_after_s.
-                reason = f"abandoned: no move for {self._idle_ms / 1000:g} s"
-                self._queue.put_nowait(Pending(game_id, ForceEnd(reason=reason), f"idle:{state.version}", None, future))
+                # Abandoned: nothing happened at this table for idle_end_after_s, or only its
+                # clock moved. At this version only: a seat's move that gets in first keeps it.
+                if self._clock_idle(state):
+                    reason = f"abandoned: the turn clock made {state.idle_moves} moves in a row"
+                else:
+                    reason = f"abandoned: no move for {self._idle_ms / 1000:g} s"
+                self._queue.put_nowait(
+                    Pending(game_id, ForceEnd(reason=reason), f"idle:{state.version}", state.version, future))
                 continue
             self._queue.put_nowait(Pending(game_id, Tick(now=now), f"tick:{state.version}:{due}", None, future))
 

@@ -154,7 +154,8 @@ class SetTrap(Command):
 
 @dataclass(frozen=True, kw_only=True)
 class EndTurn(Command):
-    """End the turn (first opening the trap window when a Trap could be laid)."""
+    """End the turn (rules version 2; under version 1 it first opened the trap window when a
+    Trap could be laid)."""
 
     TYPE: ClassVar[str] = "EndTurn"
 

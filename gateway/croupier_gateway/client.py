@@ -37,6 +37,31 @@ GRPC_TO_HTTP = {
     grpc.StatusCode.CANCELLED: 503,
 }
 RETRYABLE_STATUS = (429, 503)
+# A join or create that answers 503 may still have been done (the rules service committed it,
+# then the answer was lost, or Redis failed before the seat's token was recorded): the clients
+# send each one with a command id and try again with the same id, which the gateway answers
+# with the same table or the same seat (and a token), never a second one. Without that, a
+# seat joined that way would be held by nobody who has its token.
+CALL_TRIES = 6
+CALL_BACKOFF_S = (0.25, 0.5, 1.0, 2.0, 2.0)
+
+
+async def _retrying(call, retry: bool):
+    """call() again (the same request, the same command id) while it answers 503."""
+    for attempt in range(CALL_TRIES if retry else 1):
+        try:
+            return await call()
+        except GatewayError as exc:
+            if exc.status != 503 or attempt == (CALL_TRIES if retry else 1) - 1:
+                raise
+            await asyncio.sleep(CALL_BACKOFF_S[min(attempt, len(CALL_BACKOFF_S) - 1)])
+    raise AssertionError("unreachable")
+
+
+def _command_id(given: str | None) -> str:
+    import uuid
+
+    return given or uuid.uuid4().hex
 
 
 class GatewayError(Exception):
@@ -90,13 +115,12 @@ class HttpGateway:
         return (await self.request("GET", "/v1/games"))["games"]
 
     async def create_table(self, game_type: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
-                           command_id: str | None = None) -> dict:
-        body: dict[str, Any] = {"game_type": game_type, "options": dict(options or {})}
+                           command_id: str | None = None, *, retry: bool = True) -> dict:
+        body: dict[str, Any] = {"game_type": game_type, "options": dict(options or {}),
+                                "command_id": _command_id(command_id)}
         if seats is not None:
             body["seats"] = seats
-        if command_id:
-            body["command_id"] = command_id
-        return await self.request("POST", "/v1/tables", json_body=body)
+        return await _retrying(lambda: self.request("POST", "/v1/tables", json_body=body), retry)
 
     async def list_tables(self, game_type: str | None = None, status: str = "open", limit: int = 50) -> list[dict]:
         params: dict[str, Any] = {"status": status, "limit": limit}
@@ -108,11 +132,11 @@ class HttpGateway:
         return await self.request("GET", f"/v1/tables/{game_id}")
 
     async def join(self, game_id: str, seat: int, player: str = "", bot: str | None = None,
-                   entropy: str = "") -> dict:
-        body = {"player": player, "entropy": entropy}
+                   entropy: str = "", command_id: str | None = None, *, retry: bool = True) -> dict:
+        body = {"player": player, "entropy": entropy, "command_id": _command_id(command_id)}
         if bot:
             body["bot"] = bot
-        return await self.request("POST", f"/v1/tables/{game_id}/seats/{seat}", json_body=body)
+        return await _retrying(lambda: self.request("POST", f"/v1/tables/{game_id}/seats/{seat}", json_body=body), retry)
 
     async def leave(self, game_id: str, seat: int, token: str) -> dict:
         return await self.request("DELETE", f"/v1/tables/{game_id}/seats/{seat}", token=token)
@@ -218,10 +242,11 @@ class GrpcGateway:
                 for g in response.games]
 
     async def create_table(self, game_type: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
-                           command_id: str | None = None) -> dict:
+                           command_id: str | None = None, *, retry: bool = True) -> dict:
         opts = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in (options or {}).items()}
-        r = await self._call("CreateTable", gateway_pb2.CreateTableRequest(
-            game_type=game_type, seats=seats or 0, options=opts, command_id=command_id or ""))
+        request = gateway_pb2.CreateTableRequest(
+            game_type=game_type, seats=seats or 0, options=opts, command_id=_command_id(command_id))
+        r = await _retrying(lambda: self._call("CreateTable", request), retry)
         return {"game_id": r.game_id, "game_type": r.game_type, "seats": r.seats, "seed_hash": r.seed_hash,
                 "version": r.version}
 
@@ -233,9 +258,10 @@ class GrpcGateway:
                 "result": json.loads(t.result_json) if t.result_json else None}
 
     async def join(self, game_id: str, seat: int, player: str = "", bot: str | None = None,
-                   entropy: str = "") -> dict:
-        r = await self._call("JoinTable", gateway_pb2.JoinTableRequest(
-            game_id=game_id, seat=seat, player=player, bot=bot or "", entropy=entropy))
+                   entropy: str = "", command_id: str | None = None, *, retry: bool = True) -> dict:
+        request = gateway_pb2.JoinTableRequest(game_id=game_id, seat=seat, player=player, bot=bot or "",
+                                               entropy=entropy, command_id=_command_id(command_id))
+        r = await _retrying(lambda: self._call("JoinTable", request), retry)
         return {"game_id": r.game_id, "seat": r.seat, "token": r.token, "expires_at": r.expires_at,
                 "version": r.version}
 

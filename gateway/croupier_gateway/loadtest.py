@@ -250,14 +250,18 @@ class TimedClient:
     async def create_table(self, game_type: str, seats: int | None = None, options=None, command_id=None):
         # One command id for every try: a retry cannot open a second table.
         cid = command_id or uuid.uuid4().hex
-        created = await self._timed("create_table", lambda: self.client.create_table(game_type, seats, options, cid))
+        # retry=False: the report counts what the gateway answered, retryable errors included.
+        created = await self._timed("create_table", lambda: self.client.create_table(game_type, seats, options, cid,
+                                                                                      retry=False))
         self.tally.opened += 1
         if self.running is not None:
             self.running[created["game_id"]] = game_type
         return created
 
     async def join(self, game_id: str, seat: int, player: str = "", bot: str | None = None, entropy: str = ""):
-        return await self._timed("join_seat", lambda: self.client.join(game_id, seat, player, bot, entropy))
+        cid = uuid.uuid4().hex  # one for every try
+        return await self._timed("join_seat", lambda: self.client.join(game_id, seat, player, bot, entropy, cid,
+                                                                       retry=False))
 
     async def submit(self, game_id: str, token: str, command_id: str, action: Mapping[str, Any], *,
                      expected_version: int | None = None, wait: bool = True):

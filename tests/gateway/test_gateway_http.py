@@ -212,6 +212,59 @@ def test_a_retried_join_gets_a_token_only_while_that_join_holds_the_seat(client)
     assert client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a2"}).status_code == 201
 
 
+def test_a_join_done_but_answered_503_is_retried_by_the_client_and_the_seat_is_its_callers(client, monkeypatch):
+    """The rules service commits the join, then recording the seat's holder fails (Redis away
+    a moment): the answer is 503. Before, our clients sent no command_id and did not retry, so
+    a retry by hand was refused seat_taken and the seat stayed taken by nobody who held its
+    token. The clients now send a command_id with every join and try again with it."""
+    import asyncio
+
+    import httpx
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from croupier_gateway.client import HttpGateway
+
+    gw = client.app.state.holder["gw"]
+    real = gw.reads.set_holder
+    failures = {"left": 1}
+
+    async def set_holder(*args, **kwargs):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise RedisConnectionError("Redis went away a moment")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(gw.reads, "set_holder", set_holder)
+    gid = create(client, 2)
+    sent = []
+
+    async def main():
+        api = HttpGateway("http://gateway")
+        transport = httpx.ASGITransport(app=client.app)
+
+        async def record(request):
+            sent.append(json_of(request))
+
+        api.http = httpx.AsyncClient(base_url="http://gateway", transport=transport,
+                                     event_hooks={"request": [record]})
+        try:
+            return await api.join(gid, 0, player="ann", entropy="e")
+        finally:
+            await api.close()
+
+    joined = asyncio.run(main())
+    assert failures["left"] == 0 and len(sent) == 2  # a 503, then the same join again
+    assert sent[0] == sent[1] and sent[0]["command_id"]
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(joined["token"])).json()["seat"] == 0
+    assert client.get(f"/v1/tables/{gid}").json()["players"][0]["player"] == "ann"
+
+
+def json_of(request):
+    import json
+
+    return json.loads(request.content)
+
+
 def test_a_retried_join_while_the_read_models_are_behind_it_is_told_to_retry_not_refused(client, fake_stack):
     """A projector catching up (after a broker restart, in a rebuild) cannot show yet whether
     the join still holds the seat: 503 seats_restoring, and the token once it can."""

@@ -12,16 +12,37 @@ export class ApiError extends Error {
   }
 }
 
-export async function api(path, { method = "GET", token = null, body = undefined } = {}) {
+// retry: for a request that carries a command_id (a create, a join). It may have been done
+// even though its answer was a 503 or never came (the table made, the seat taken): the same
+// request again, the same command_id, gets the same table or the seat with a token, where
+// giving up would leave a seat taken by nobody who holds it.
+const RETRY_WAIT_MS = [250, 500, 1000, 2000, 2000];
+
+export async function api(path, { method = "GET", token = null, body = undefined, retry = false } = {}) {
   const headers = {};
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  let data = null;
-  try { data = text ? JSON.parse(text) : null; } catch { data = { error: { message: text } }; }
-  if (!res.ok) throw new ApiError(res.status, data);
-  return data;
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  for (let attempt = 0; ; attempt++) {
+    const last = !retry || attempt >= RETRY_WAIT_MS.length;
+    let res;
+    try {
+      res = await fetch(path, { method, headers, body: payload });
+    } catch (ex) {
+      if (last) throw ex;
+      await new Promise((r) => setTimeout(r, RETRY_WAIT_MS[attempt]));
+      continue;
+    }
+    const text = await res.text();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch { data = { error: { message: text } }; }
+    if (res.status === 503 && !last) {
+      await new Promise((r) => setTimeout(r, RETRY_WAIT_MS[attempt]));
+      continue;
+    }
+    if (!res.ok) throw new ApiError(res.status, data);
+    return data;
+  }
 }
 
 export function newId() {
@@ -62,7 +83,7 @@ export function dropSeat(gameId, seat) {
 
 export async function joinSeat(gameId, seat, player) {
   const joined = await api(`/v1/tables/${encodeURIComponent(gameId)}/seats/${seat}`, {
-    method: "POST", body: { player, entropy: newId(), command_id: newId() },
+    method: "POST", body: { player, entropy: newId(), command_id: newId() }, retry: true,
   });
   holdSeat(gameId, seat, joined, player);
   return joined;

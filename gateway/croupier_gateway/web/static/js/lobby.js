@@ -67,12 +67,13 @@ async function create(e) {
   localStorage.setItem("croupier:name", name);
   const take = new FormData($("create")).get("take");
   try {
-    const created = await api("/v1/tables", { method: "POST", body: { game_type: g.id, seats, options: readOptions(g), command_id: newId() } });
+    const created = await api("/v1/tables", { method: "POST", retry: true,
+      body: { game_type: g.id, seats, options: readOptions(g), command_id: newId() } });
     const gid = created.game_id;
     const mine = take === "all" ? [...Array(seats).keys()] : take === "one" ? [0] : [];
     for (const seat of mine) {
       const joined = await api(`/v1/tables/${encodeURIComponent(gid)}/seats/${seat}`, {
-        method: "POST", body: { player: mine.length > 1 ? `${name} ${seat}` : name, entropy: newId(), command_id: newId() } });
+        method: "POST", retry: true, body: { player: mine.length > 1 ? `${name} ${seat}` : name, entropy: newId(), command_id: newId() } });
       holdSeat(gid, seat, joined, name);
     }
     location.href = tableUrl(gid, mine.length ? 0 : null);

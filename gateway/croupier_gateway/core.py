@@ -256,12 +256,17 @@ class Gateway(OperatorDesk):
                 response = await self._call(spec.id, game_id, "CreateGame", request)
                 break
             except ApiError as exc:
-                # An id we chose may, rarely, be refused as one used long ago (the rules'
-                # filter of forgotten games answers "maybe" for a few ids never used): choose
-                # another. An id derived from the caller's command_id stays what it is.
-                if command_id or exc.code != "already_exists" or attempt == CREATE_ATTEMPTS - 1:
+                # An id may, rarely, be refused as one used long ago (the rules' filter of
+                # forgotten games answers "maybe" for a few ids never used): take the next.
+                # Derived from the caller's command_id, the next is derived too (the same
+                # request walks the same ids, so its retry finds the table it made); else a
+                # new random one.
+                if exc.code != "already_exists" or attempt == CREATE_ATTEMPTS - 1:
                     raise
-                game_id = f"{spec.id}-{secrets.token_hex(8)}"
+                if command_id:
+                    _, game_id = self.new_table_id(spec.id, f"create:{spec.id}", command_id, attempt + 1)
+                else:
+                    game_id = f"{spec.id}-{secrets.token_hex(8)}"
         self._remember_type(game_id, spec.id)
         version = int(response.result.version)
         await self.wait_projected(game_id, version)
@@ -286,13 +291,15 @@ class Gateway(OperatorDesk):
         self.holders.forget(game_id)
         return token, claims
 
-    def new_table_id(self, game_type: str, request: str, command_id: Any) -> tuple[str, str]:
+    def new_table_id(self, game_type: str, request: str, command_id: Any, attempt: int = 0) -> tuple[str, str]:
         """(command id, table id) of a new table. With the caller's command_id, a retry of the
         same request names the same table (an HMAC of the request and the id), so the rules
-        service answers it as a duplicate instead of making a second table."""
+        service answers it as a duplicate instead of making a second table. `attempt`: the
+        next such id, for one refused as used long ago."""
         if command_id:
             cid = check_command_id(command_id)
-            digest = hmac.new(self.s.signing_key.encode(), f"{request}:{cid}".encode(), "sha256")
+            salt = f":{attempt}" if attempt else ""
+            digest = hmac.new(self.s.signing_key.encode(), f"{request}:{cid}{salt}".encode(), "sha256")
             return cid, f"{game_type}-{digest.hexdigest()[:16]}"
         return secrets.token_hex(12), f"{game_type}-{secrets.token_hex(8)}"
 

@@ -201,6 +201,40 @@ def test_a_fork_names_its_origin_audits_clean_and_plays_on():
     assert refused.value.code == "origin_corrupt"
 
 
+def test_a_fork_logged_before_forks_reset_the_clock_count_still_audits_clean():
+    """A fork logged before 2026-12-02 has no reset_idle in its ForkTable and no idle_moves in
+    its TableForked; its audit re-runs it as it was made (the origin's count kept), and the
+    absent field reads as None, as the log is read."""
+    from croupier.engine.envelope import seal
+
+    spec = registry.get("expeditions")
+    envs = played()
+    host = TableHost(spec)
+    at = len(envs) // 2
+    while envs[at].cause is None:
+        at += 1
+    new = host.fork("fork-new", envs[:at], "ef" * 32, now=1)
+    assert new[0].cause["command"]["reset_idle"] is True and new[1].payload["idle_moves"] == 0
+    assert audit(new).ok
+    made = host.fork("fork-old", envs[:at], "ef" * 32, now=1, reset_idle=False)
+    cause = {**made[0].cause, "command": {k: v for k, v in made[0].cause["command"].items() if k != "reset_idle"}}
+    triples = [(e.type, e.version, {k: v for k, v in e.payload.items() if k != "idle_moves"}) for e in made]
+    old = seal(game_id="fork-old", game_type=spec.id, first_seq=1, prev_hash=GENESIS_HASH,
+               rules_version=made[0].rules_version, command_id=made[0].command_id, seat=None, time=1,
+               cause=cause, events=triples)
+    assert "idle_moves" not in old[1].payload and "reset_idle" not in old[0].cause["command"]
+    state = host.fold(old)
+    assert state.idle_moves == host.fold(envs[:at]).idle_moves  # the origin's, as before
+    report = audit(old)
+    assert report.ok, report.faults
+    # A fork's recorded choice is checked: a TableForked that claims a reset its command did
+    # not ask for is a fault.
+    forged = seal(game_id="fork-old", game_type=spec.id, first_seq=1, prev_hash=GENESIS_HASH,
+                  rules_version=made[0].rules_version, command_id=made[0].command_id, seat=None, time=1,
+                  cause=cause, events=[triples[0], (triples[1][0], triples[1][1], {**triples[1][2], "idle_moves": 0})])
+    assert not audit(forged).ok
+
+
 def test_audit_all_checks_every_game_of_an_export_file_and_names_the_faulty_one(tmp_path, capsys):
     from croupier.cli.main import main
 

@@ -59,17 +59,25 @@ def test_create_validates_before_any_rules_call(client, fake_stack):
     assert router.calls == []
 
 
-def test_a_table_id_refused_as_used_long_ago_is_replaced_unless_the_caller_named_it(client, fake_stack):
+def test_a_table_id_refused_as_used_long_ago_is_replaced_and_a_callers_retry_finds_the_same_table(client, fake_stack):
     router = fake_stack[3]
     router.refuse_creates = 1
     gid = create(client)
     tried = [request.game_id for method, request in router.calls if method == "CreateGame"]
     assert len(tried) == 2 and tried[1] == gid != tried[0]
     assert client.get(f"/v1/tables/{gid}").json()["status"] == "open"
-    # An id derived from the caller's command_id is the caller's: refused, not replaced.
+    # An id derived from the caller's command_id is replaced by the next one derived from it
+    # (our clients send a command_id with every create): the same request walks the same ids,
+    # so its retry, refused the same way at the first, finds the table it made at the second.
     router.refuse_creates = 1
-    refused = client.post("/v1/tables", json={"game_type": "pebbles", "command_id": "mine-1"})
-    assert error(refused, 409)["code"] == "already_exists"
+    router.calls.clear()
+    made = client.post("/v1/tables", json={"game_type": "pebbles", "command_id": "mine-1"})
+    assert made.status_code == 201, made.text
+    tried = [request.game_id for method, request in router.calls if method == "CreateGame"]
+    assert len(tried) == 2 and tried[1] == made.json()["game_id"] != tried[0]
+    router.refuse_creates = 1  # the filter's "maybe" for that first id holds on the retry too
+    again = client.post("/v1/tables", json={"game_type": "pebbles", "command_id": "mine-1"})
+    assert again.status_code == 201 and again.json()["game_id"] == made.json()["game_id"]
     # And a gateway that is refused every time gives up after its tries.
     router.refuse_creates = 10
     assert error(client.post("/v1/tables", json={"game_type": "pebbles"}), 409)["code"] == "already_exists"

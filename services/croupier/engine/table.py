@@ -139,6 +139,9 @@ class ForkTable(Command):
     TYPE: ClassVar[str] = "ForkTable"
     origin_events: tuple
     seed: str
+    # The fork's count of clock moves in a row starts at 0 (its seats get the whole allowance
+    # again); False, as forks made before 2026-12-02 were recorded: the origin's count.
+    reset_idle: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,8 +155,8 @@ class TableForked(Event):
     origin_seq: int
     origin_hash: str
     events: tuple
-    # The count of clock moves in a row the fork starts with: 0, so its seats get the whole
-    # allowance to come back. None (forks made before 2026-12-02): the origin's, as they had.
+    # The count of clock moves in a row the fork starts with: 0 when its ForkTable said
+    # reset_idle; None (and absent from forks logged before 2026-12-02): the origin's.
     idle_moves: int | None = None
 
 
@@ -311,9 +314,12 @@ class TableHost:
         *,
         now: int = 0,
         command_id: str | None = None,
+        reset_idle: bool = True,
     ) -> list[Envelope]:
         """A new table whose first events name its origin and carry the origin's log up to
-        the fork point. The origin must be a clean log of this game type."""
+        the fork point. The origin must be a clean log of this game type. `reset_idle`: the
+        fork's count of clock moves in a row starts at 0 (an audit re-runs a fork with what
+        its recorded command said)."""
         from croupier.engine.envelope import verify_chain
 
         if not origin:
@@ -338,8 +344,8 @@ class TableHost:
         created = TableCreated(seats=origin_state.seats, options=dict(origin_state.options),
                                seed_hash=commitment(seed_hex), seed=seed_hex, origin=link)
         forked = TableForked(origin_game_id=last.game_id, origin_seq=last.seq, origin_hash=last.hash,
-                             events=tuple(env.to_dict() for env in origin), idle_moves=0)
-        cmd = ForkTable(origin_events=(), seed=seed_hex)
+                             events=tuple(env.to_dict() for env in origin), idle_moves=0 if reset_idle else None)
+        cmd = ForkTable(origin_events=(), seed=seed_hex, reset_idle=reset_idle)
         return self._seal(None, game_id, [created, forked], cmd, [], command_id, now)
 
     def for_version(self, rules_version: int) -> "TableHost":

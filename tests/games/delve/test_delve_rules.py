@@ -456,6 +456,9 @@ def test_the_stairs_are_closed_until_a_final_row_card_is_cleared():
     st = new(1)
     assert DESCEND not in st.ballot.options
     scenario(SPEC, 1).given_state(st).when(C.Vote(seat=0, slot=DESCEND)).rejects("stairs_closed")
+    # A game of version 2 has no stairs to speak of.
+    scenario(SPEC.for_version(2), 1).given_state(replace(st, rules=2)).when(
+        C.Vote(seat=0, slot=DESCEND)).rejects("not_selectable")
 
 
 def test_the_party_may_press_on_past_the_open_stairs_and_clear_the_floor_for_its_bonus_market():

@@ -325,7 +325,7 @@ def _check_vote(st: State, cmd: Command) -> Problem | None:
     if type(cmd) is not C.Vote:
         return _not_now(cmd, "the party is choosing its route: Vote")
     if not _is_int(cmd.slot) or cmd.slot not in st.ballot.options:
-        if cmd.slot == DESCEND and _is_int(cmd.slot):
+        if cmd.slot == DESCEND and _is_int(cmd.slot) and st.rules >= 3:
             return _no("stairs_closed", "the way down opens once a card of the final row is cleared")
         return _no("not_selectable", f"slot {cmd.slot!r} is not an uncovered encounter")
     return None

@@ -277,6 +277,11 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
         body = body or models.JoinSeat()
         return await gw().join(game_id, seat, body.player, body.bot, body.entropy, body.command_id)
 
+    @v1.post("/tables/{game_id}/seats/{seat}/renew", response_model=models.RenewedOut, tags=["tables"],
+             summary="A new token for your seat (seat token), a full lifetime from now")
+    async def renew_seat(request: Request, game_id: GameId, seat: Seat):
+        return await gw().renew_seat(bearer(request), game_id, seat)
+
     @v1.delete("/tables/{game_id}/seats/{seat}", response_model=models.LeftOut, tags=["tables"],
                summary="Leave a seat before the game starts (seat token)")
     async def leave_seat(request: Request, game_id: GameId, seat: Seat, body: models.LeaveSeat | None = None):

@@ -141,6 +141,10 @@ class HttpGateway:
     async def leave(self, game_id: str, seat: int, token: str) -> dict:
         return await self.request("DELETE", f"/v1/tables/{game_id}/seats/{seat}", token=token)
 
+    async def renew(self, game_id: str, seat: int, token: str) -> dict:
+        """A new token for the seat, a full lifetime from now (the old one holds it too)."""
+        return await self.request("POST", f"/v1/tables/{game_id}/seats/{seat}/renew", token=token)
+
     async def view(self, game_id: str, token: str | None = None, *, min_version: int = 0,
                    timeout_s: float = 0) -> dict:
         params = {"min_version": min_version, "timeout_s": timeout_s}
@@ -268,6 +272,10 @@ class GrpcGateway:
     async def leave(self, game_id: str, seat: int, token: str) -> dict:
         r = await self._call("LeaveTable", gateway_pb2.LeaveTableRequest(game_id=game_id, seat=seat), token)
         return {"game_id": r.game_id, "seat": r.seat, "version": r.version}
+
+    async def renew(self, game_id: str, seat: int, token: str) -> dict:
+        r = await self._call("RenewSeat", gateway_pb2.RenewSeatRequest(game_id=game_id, seat=seat), token)
+        return {"game_id": r.game_id, "seat": r.seat, "token": r.token, "expires_at": r.expires_at}
 
     async def view(self, game_id: str, token: str | None = None, *, min_version: int = 0,
                    timeout_s: float = 0) -> dict:

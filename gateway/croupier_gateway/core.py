@@ -375,6 +375,21 @@ class Gateway(OperatorDesk):
         log.info("seat_joined", game_id=game_id, seat=seat)
         return {"game_id": game_id, "seat": seat, "token": token, "expires_at": claims.exp, "version": version}
 
+    async def renew_seat(self, token: str | None, game_id: str, seat: Any) -> dict[str, Any]:
+        """A new token for the seat this (still valid) token holds, a full lifetime from now,
+        for a game that outlasts a token (turn clocks run up to a day a move). It keeps the
+        token's id, so the seat's holder does not change: the old token, and every stream open
+        with it, goes on until its own expiry. Signed with the current key (a rotation's)."""
+        check_game_id(game_id)
+        seat = check_seat(seat)
+        claims = await self.seat_claims(token, game_id)
+        if claims.seat != seat:
+            raise forbidden("wrong_seat", "this token is for another seat")
+        new, renewed = self.signer.issue(game_id, seat, self.s.token_ttl_s, jti=claims.jti, join=claims.join)
+        await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)  # its record outlives the new token
+        log.info("seat_renewed", game_id=game_id, seat=seat)
+        return {"game_id": game_id, "seat": seat, "token": new, "expires_at": renewed.exp}
+
     async def leave(self, token: str | None, game_id: str, seat: Any, command_id: Any = None) -> dict[str, Any]:
         check_game_id(game_id)
         seat = check_seat(seat)

@@ -123,6 +123,9 @@ class GatewayServicer:
         out = await self.gw.leave(token, request.game_id, request.seat, request.command_id or None)
         return gateway_pb2.LeaveTableResponse(**out)
 
+    async def RenewSeat(self, request, context, token):
+        return gateway_pb2.RenewSeatResponse(**await self.gw.renew_seat(token, request.game_id, request.seat))
+
     async def GetView(self, request, context, token):
         claims = await self.gw.seat_claims(token, request.game_id, required=False)
         snap = await self.gw.snapshot(request.game_id, claims, min_version=int(request.min_version),

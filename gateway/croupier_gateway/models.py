@@ -125,6 +125,13 @@ class JoinedOut(BaseModel):
     version: int
 
 
+class RenewedOut(BaseModel):
+    game_id: str
+    seat: int
+    token: str = Field(description="The seat's new token; the one it replaces holds the seat until it expires")
+    expires_at: int = Field(description="Unix time (s) after which the new token is refused")
+
+
 class LeftOut(BaseModel):
     game_id: str
     seat: int

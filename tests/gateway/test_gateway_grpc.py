@@ -333,3 +333,22 @@ def test_the_gateways_own_refusals_carry_their_kind_in_the_rejection_metadata(fa
         "no_token": (grpc.StatusCode.UNAUTHENTICATED, events_pb2.REJECTION_KIND_UNAUTHENTICATED),
         "rate_limited": (grpc.StatusCode.RESOURCE_EXHAUSTED, events_pb2.REJECTION_KIND_RATE_LIMITED),
     }
+
+
+def test_a_seat_token_is_renewed_over_grpc(fake_stack):
+    async def scenario(client, _):
+        gid = (await client.create_table("pebbles", 2))["game_id"]
+        t0 = (await client.join(gid, 0, player="a"))["token"]
+        await client.join(gid, 1, player="b")
+        renewed = await client.renew(gid, 0, t0)
+        seen = [(await client.view(gid, token))["seat"] for token in (t0, renewed["token"])]
+        try:
+            await client.renew(gid, 1, t0)
+        except GatewayError as exc:
+            refused = (exc.status, exc.code)
+        return renewed, seen, refused
+
+    renewed, seen, refused = serve_and(fake_stack, scenario)
+    assert renewed["seat"] == 0 and renewed["token"] and renewed["expires_at"] > 0
+    assert seen == [0, 0] and refused == (403, "wrong_seat")
+

@@ -188,6 +188,38 @@ def test_rejections_map_to_statuses(client, fake_stack, kind, status):
     assert err["code"] == "some_rule" and err["message"] == "words"
 
 
+def test_a_seat_token_is_renewed_for_a_game_that_outlasts_it(client, fake_stack):
+    """A token lives CROUPIER_TOKEN_TTL_S (12 h); a turn clock may give a move a day. The seat's
+    (still valid) token gets a new one a full lifetime from now, signed with today's key; both
+    hold the seat (its holder is unchanged, so a stream open with the old one goes on)."""
+    import time
+
+    settings = fake_stack[0]
+    signer = client.app.state.holder["gw"].signer
+    gid, (t0, t1) = seated(client)
+    first = signer.verify(t0)
+    # The seat's token as it is a minute before it expires, issued almost a lifetime ago.
+    old, _ = signer.issue(gid, 0, 60, jti=first.jti, join=first.join)
+    r = client.post(f"/v1/tables/{gid}/seats/0/renew", headers=bearer(old))
+    assert r.status_code == 200, r.text
+    renewed = r.json()
+    assert renewed["seat"] == 0 and renewed["token"] != old
+    assert renewed["expires_at"] >= int(time.time()) + settings.token_ttl_s - 5
+    claims = signer.verify(renewed["token"])
+    assert (claims.jti, claims.join, claims.seat) == (first.jti, first.join, 0)
+    for token in (t0, old, renewed["token"]):
+        assert client.get(f"/v1/tables/{gid}/view", headers=bearer(token)).json()["seat"] == 0
+    # Only the seat's own token, for its own seat, renews it.
+    assert error(client.post(f"/v1/tables/{gid}/seats/0/renew"), 401)["code"] == "unauthenticated"
+    assert error(client.post(f"/v1/tables/{gid}/seats/0/renew", headers=bearer(t1)), 403)["code"] == "wrong_seat"
+    assert error(client.post(f"/v1/tables/{gid}/seats/0/renew", headers=bearer("forged.token")), 401)
+    # A seat given up is not renewed by its old token.
+    gid2 = create(client, 3)
+    t = client.post(f"/v1/tables/{gid2}/seats/2", json={"player": "x"}).json()["token"]
+    assert client.delete(f"/v1/tables/{gid2}/seats/2", headers=bearer(t)).status_code == 200
+    assert error(client.post(f"/v1/tables/{gid2}/seats/2/renew", headers=bearer(t)), 401)["code"] == "unauthenticated"
+
+
 def test_leave_frees_the_seat_and_its_token_stops_working(client):
     gid = create(client, 3)
     t0 = client.post(f"/v1/tables/{gid}/seats/0", json={}).json()["token"]

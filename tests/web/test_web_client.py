@@ -7,6 +7,7 @@ replay page stepped through with the audit verdict, then forked at a step and pl
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 
@@ -235,6 +236,18 @@ def test_reload_keeps_the_seat_and_the_keyboard_plays(stack_services):
         other = 1 - acting
         page.get_by_role("link", name=f"seat {other}").click()
         page.wait_for_function(f"() => window.croupierTable.seat === {other} && window.croupierTable.version >= {after}")
+        # A seat token near its expiry (here: the record says so) is renewed when the page
+        # opens, and the page plays on with the new one.
+        page.evaluate(f"""() => {{ const k = 'croupier:seats:{gid}'; const all = JSON.parse(localStorage.getItem(k));
+            all['{other}'].expires_at = Math.floor(Date.now() / 1000) + 60; localStorage.setItem(k, JSON.stringify(all)); }}""")
+        before_token = page.evaluate(f"() => JSON.parse(localStorage.getItem('croupier:seats:{gid}'))['{other}'].token")
+        page.reload()
+        page.wait_for_function(f"""() => JSON.parse(localStorage.getItem('croupier:seats:{gid}'))['{other}'].expires_at
+            > Date.now() / 1000 + 3600""")
+        renewed = page.evaluate(f"() => JSON.parse(localStorage.getItem('croupier:seats:{gid}'))['{other}'].token")
+        assert renewed != before_token
+        page.wait_for_function(f"() => window.croupierTable.token === {json.dumps(renewed)}")
+        assert httpx.get(f"{base}/v1/tables/{gid}/view", headers={"authorization": f"Bearer {renewed}"}).json()["seat"] == other
         # A token that no longer works (here: forged) is dropped, and the page watches instead.
         page.evaluate(f"""() => localStorage.setItem('croupier:seats:{gid}', JSON.stringify({{"0": {{"token": "forged.token"}}}}))""")
         page.goto(f"{base}/web/table.html?game={gid}&seat=0")

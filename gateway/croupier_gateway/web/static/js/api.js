@@ -74,6 +74,18 @@ export function holdSeat(gameId, seat, joined, player) {
   localStorage.setItem(KEY(gameId), JSON.stringify(all));
 }
 
+// A token is renewed once it has less than this left (tokens live 12 h by default; a game
+// with a long turn clock outlasts one). The renewed token holds the same seat.
+const RENEW_BEFORE_S = 2 * 3600;
+
+export async function renewIfDue(gameId, seat) {
+  const held = seatsHeld(gameId)[String(seat)];
+  if (!held || !held.expires_at || held.expires_at - Date.now() / 1000 > RENEW_BEFORE_S) return held ? held.token : null;
+  const renewed = await api(`/v1/tables/${encodeURIComponent(gameId)}/seats/${seat}/renew`, { method: "POST", token: held.token });
+  holdSeat(gameId, seat, renewed, held.player);
+  return renewed.token;
+}
+
 export function dropSeat(gameId, seat) {
   const all = seatsHeld(gameId);
   delete all[String(seat)];

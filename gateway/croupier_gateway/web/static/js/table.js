@@ -2,7 +2,7 @@
 // plays (its view and legal actions over the WebSocket); anyone else watches as a spectator.
 
 import { ActionContext, actionList } from "./actions.js";
-import { ApiError, Stream, api, dropSeat, joinSeat, newId, seatsHeld } from "./api.js";
+import { ApiError, Stream, api, dropSeat, joinSeat, newId, renewIfDue, seatsHeld } from "./api.js";
 import { clear, facts, h } from "./dom.js";
 import { renderGame } from "./games.js";
 
@@ -203,9 +203,27 @@ async function act(action) {
   }
 }
 
+// Keep the seat's token alive for a long game: renewed when it nears its expiry. The open
+// stream goes on (the old token holds the seat until it expires); moves and the stream's next
+// connection use the new one.
+async function keepToken() {
+  if (state.seat === null || !state.token || state.over) return;
+  try {
+    const token = await renewIfDue(gameId, state.seat);
+    if (token) {
+      state.token = token;
+      if (stream && stream.token) stream.token = token; // its next connection sends the new one
+    }
+  } catch (err) {
+    console.warn("could not renew the seat token", err);
+  }
+}
+
 async function main() {
   if (!gameId) { $("status").textContent = "No table given: open a table from the lobby."; return; }
   [state.seat, state.token] = chooseSeat();
+  setInterval(keepToken, 5 * 60 * 1000);
+  keepToken();
   $("title").textContent = `Table ${gameId}`;
   try {
     await api(`/v1/tables/${encodeURIComponent(gameId)}`);

@@ -9,6 +9,7 @@ INTERNAL that grpc answers by default.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -33,6 +34,7 @@ from croupier_gateway.errors import ApiError, bad_request, store_unavailable
 log = structlog.get_logger("croupier.gateway")
 
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
+PLAY_MOVES_IN_FLIGHT = 32  # a Play stream's moves being answered or waiting to be sent
 STATUS_TO_PROTO = {
     "open": gateway_pb2.TABLE_STATUS_OPEN,
     "running": gateway_pb2.TABLE_STATUS_RUNNING,
@@ -181,13 +183,27 @@ class GatewayServicer:
     async def Play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
         """StreamUpdates and SubmitCommand on one stream (gateway.proto): the updates and the
         moves' answers (croupier.tagged.answer_each, a Task per move) go out as they come."""
-        first = await anext(aiter(requests), None)
+        if self.gw.open_streams >= self.gw.s.max_streams:
+            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
+        # Counted from the moment it opens, and its `start` waited for as a WebSocket's token
+        # is: a client that opens Play and sends nothing holds no slot for good.
+        self.gw.open_streams += 1
+        try:
+            async for item in self._play(requests, context, token):
+                yield item
+        finally:
+            self.gw.open_streams -= 1
+
+    async def _play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
+        try:
+            first = await asyncio.wait_for(anext(aiter(requests), None), self.gw.s.ws_auth_wait_s)
+        except TimeoutError:
+            raise bad_request("play_start_first", f"Play's first request, `start`, did not come within "
+                              f"{self.gw.s.ws_auth_wait_s:g} s", "start") from None
         if first is None or isinstance(first, _Unparsable) or first.WhichOneof("kind") != "start":
             raise bad_request("play_start_first", "the first request on Play is `start`", "start")
         game_id, from_version = first.start.game_id, int(first.start.from_version)
         claims = await self.gw.seat_claims(token, game_id, required=False)
-        if self.gw.open_streams >= self.gw.s.max_streams:
-            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
         peer = _peer(context)
         moves_ok = self.gw.metrics.grpc.labels("PlayMove", "OK")
         move_latency = self.gw.metrics.grpc_latency.labels("PlayMove")
@@ -217,13 +233,11 @@ class GatewayServicer:
             move_latency.observe(time.perf_counter() - started)
             return gateway_pb2.PlayResponse(answer=answer)
 
-        self.gw.open_streams += 1
-        try:
-            updates = (gateway_pb2.PlayResponse(update=u) async for u in self._updates(game_id, claims, from_version))
-            async for item in answer_each(requests, move, accept=accept, also=updates):
-                yield item
-        finally:
-            self.gw.open_streams -= 1
+        updates = (gateway_pb2.PlayResponse(update=u) async for u in self._updates(game_id, claims, from_version))
+        # At most PLAY_MOVES_IN_FLIGHT moves answered or waiting to be sent: a client that
+        # sends and does not read is not read from either.
+        async for item in answer_each(requests, move, accept=accept, also=updates, max_in_flight=PLAY_MOVES_IN_FLIGHT):
+            yield item
 
 
 def _update(snap: Any) -> gateway_pb2.StreamUpdatesResponse:

@@ -15,6 +15,8 @@ from croupier_gateway.settings import GatewaySettings
 
 log = structlog.get_logger("croupier.gateway")
 
+WS_MAX_MESSAGE_BYTES = 16 * 1024  # the largest WebSocket message a client may send
+
 
 class _Server(uvicorn.Server):
     def install_signal_handlers(self) -> None:  # the loop below owns the signals
@@ -27,8 +29,11 @@ async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
     gateway = Gateway(settings, client)
     app = create_app(settings, gateway=gateway)
     grpc_server, grpc_port = await start_server(gateway, settings.host, settings.grpc_port)
+    # A WebSocket client sends one small message (its token); uvicorn's defaults would take
+    # messages of 16 MiB, compressed (a few KB on the wire inflating to 16 MiB each).
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", access_log=False,
-                            ws_ping_interval=20, ws_ping_timeout=20, lifespan="on", timeout_graceful_shutdown=3)
+                            ws_ping_interval=20, ws_ping_timeout=20, lifespan="on", timeout_graceful_shutdown=3,
+                            ws_max_size=WS_MAX_MESSAGE_BYTES, ws_per_message_deflate=False)
     server = _Server(config)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -116,7 +116,8 @@ class TaggedCall:
 
 async def answer_each(requests: AsyncIterator, answer: Callable[[Any], Awaitable[Any]], *,
                       accept: Callable[[Any], None] | None = None, also: AsyncIterator | None = None,
-                      readers: set[asyncio.Task] | None = None) -> AsyncIterator[Any]:
+                      readers: set[asyncio.Task] | None = None,
+                      max_in_flight: int | None = None) -> AsyncIterator[Any]:
     """The server's end: yields `await answer(request)` for each request, as each is ready
     (a Task per request, so they run side by side as separate calls would), and the items of
     `also` (other messages, such as a game's updates) as they come.
@@ -126,10 +127,18 @@ async def answer_each(requests: AsyncIterator, answer: Callable[[Any], Awaitable
     not read). `accept(request)` may raise to refuse a request outright, and an exception
     from `also` ends the stream the same way: the caller's handler sees it raised here. The
     reader Task is kept in `readers` while it runs, so that a server shutting down can cancel
-    it (the stream then ends once what it took is answered)."""
+    it (the stream then ends once what it took is answered).
+
+    Nothing waits here without bound for a client that does not read: the next item of
+    `also` is taken only once the last one has been sent (so an `also` that keeps only its
+    newest item, as the gateway's updates do, keeps only that), and with `max_in_flight` no
+    more requests are read while that many are being answered or wait to be sent."""
     out: asyncio.Queue = asyncio.Queue()
     state = {"waiting": 0, "open": True}  # open: reading requests (no `also`), or `also` running
     tasks: set[asyncio.Task] = set()
+    in_flight = asyncio.Semaphore(max_in_flight) if max_in_flight else None
+    also_sent = asyncio.Event()
+    ANSWER, ALSO = 0, 1
 
     def settle() -> None:
         if not state["open"] and not state["waiting"]:
@@ -137,7 +146,7 @@ async def answer_each(requests: AsyncIterator, answer: Callable[[Any], Awaitable
 
     async def one(request: Any) -> None:
         try:
-            out.put_nowait(await answer(request))
+            out.put_nowait((ANSWER, await answer(request)))
         except Exception as exc:  # noqa: BLE001 - a failure to answer ends the stream with it
             out.put_nowait(exc)
         finally:
@@ -149,6 +158,8 @@ async def answer_each(requests: AsyncIterator, answer: Callable[[Any], Awaitable
             async for request in requests:
                 if accept is not None:
                     accept(request)
+                if in_flight is not None:
+                    await in_flight.acquire()  # released once its answer is sent
                 state["waiting"] += 1
                 task = asyncio.create_task(one(request))
                 tasks.add(task)
@@ -163,7 +174,9 @@ async def answer_each(requests: AsyncIterator, answer: Callable[[Any], Awaitable
     async def pump() -> None:
         try:
             async for item in also:
-                out.put_nowait(item)
+                also_sent.clear()
+                out.put_nowait((ALSO, item))
+                await also_sent.wait()  # the next one only once this one is sent
         except Exception as exc:  # noqa: BLE001 - ends the stream with it
             out.put_nowait(exc)
         finally:
@@ -178,7 +191,13 @@ async def answer_each(requests: AsyncIterator, answer: Callable[[Any], Awaitable
         while (item := await out.get()) is not None:
             if isinstance(item, Exception):
                 raise item
-            yield item
+            kind, value = item
+            yield value
+            # Resumed: the consumer has sent it and asks for the next.
+            if kind == ALSO:
+                also_sent.set()
+            elif in_flight is not None:
+                in_flight.release()
     finally:
         if readers is not None:
             readers.discard(reader)

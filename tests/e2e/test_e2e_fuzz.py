@@ -140,3 +140,28 @@ def test_no_game_changed(stack_services, target):
     after = snapshot(target["redis"], stack_services.prefix)
     changed = [gid for gid, value in target["before"].items() if after.get(gid) != value]
     assert changed == []
+
+
+def test_a_websocket_message_over_the_limit_closes_the_stream_and_compression_is_not_offered(stack_services):
+    """A WebSocket client sends one small message (its token). uvicorn's defaults took
+    messages of 16 MiB, compressed: a few KB on the wire cost the gateway 16 MiB each."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from croupier_gateway.serve import WS_MAX_MESSAGE_BYTES
+
+    url = stack_services.http_url.replace("http://", "ws://") + "/v1/tables/no-such-table-x/stream"
+
+    async def main():
+        async with connect(url, compression="deflate") as ws:
+            extensions = [type(e).__name__ for e in ws.protocol.extensions]
+            await ws.send("x" * (WS_MAX_MESSAGE_BYTES + 1))
+            try:
+                await ws.recv()
+            except ConnectionClosed as exc:
+                return extensions, exc.rcvd.code if exc.rcvd else None
+            return extensions, "open"
+
+    extensions, code = run(main())
+    assert extensions == []  # permessage-deflate declined
+    assert code == 1009  # message too big

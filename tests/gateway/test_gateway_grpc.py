@@ -352,3 +352,21 @@ def test_a_seat_token_is_renewed_over_grpc(fake_stack):
     assert renewed["seat"] == 0 and renewed["token"] and renewed["expires_at"] > 0
     assert seen == [0, 0] and refused == (403, "wrong_seat")
 
+
+
+def test_a_play_stream_that_never_sends_start_is_closed(fake_stack):
+    """Before, Play waited for its first request for good, outside the count of streams."""
+    async def scenario(client, target):
+        channel = grpc.aio.insecure_channel(target)
+        try:
+            call = channel.stream_stream(f"/{SERVICE.full_name}/Play")()  # opened, nothing sent
+            try:
+                await call.read()
+            except grpc.aio.AioRpcError as exc:
+                return exc.code(), exc.details()
+            return await call.code(), await call.details()
+        finally:
+            await channel.close()
+
+    code, details = serve_and(fake_stack, scenario)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "did not come within" in details

@@ -118,3 +118,40 @@ def test_a_request_refused_outright_ends_the_stream_and_fails_what_waits():
             await server.stop(0)
 
     assert asyncio.run(main()) == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_a_consumer_that_does_not_read_holds_back_the_other_source_and_the_requests():
+    """A stream whose client does not read: the other source's next item is taken only once
+    the last was sent, and with max_in_flight no more requests are read than that many
+    waiting (the gateway's Play: before, a stalled stream buffered every update and move)."""
+    pulled = {"also": 0, "read": 0}
+
+    async def main():
+        async def updates():
+            for i in range(1000):
+                pulled["also"] += 1
+                yield ("update", i)
+
+        async def requests():
+            for i in range(1000):
+                pulled["read"] += 1
+                yield i
+
+        async def answer(request):
+            return ("answer", request)
+
+        stream = answer_each(requests(), answer, also=updates(), max_in_flight=8)
+        first = [await anext(stream) for _ in range(3)]  # the client reads three, then stalls
+        await asyncio.sleep(0.2)
+        seen = dict(pulled)
+        rest = []
+        async for item in stream:  # then reads on: everything still comes
+            rest.append(item)
+        return first, seen, first + rest
+
+    first, stalled, everything = asyncio.run(main())
+    assert stalled["also"] <= 4, stalled  # the items sent, and one more waiting to go
+    assert stalled["read"] <= 3 + 8 + 1, stalled
+    answers = sorted(v for k, v in everything if k == "answer")
+    assert answers == list(range(len(answers))) and answers  # each request taken is answered once
+    assert [v for k, v in everything if k == "update"] == list(range(1000))

@@ -27,7 +27,7 @@ from croupier_gateway.core import Gateway
 from croupier_gateway.errors import ApiError, store_unavailable
 from croupier_gateway.routing import Router
 from croupier_gateway.settings import GatewaySettings
-from croupier_gateway.validation import GAME_ID_RE
+from croupier_gateway.validation import GAME_ID_RE, MAX_OFFSET
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -263,7 +263,7 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
         game_type: Annotated[str | None, Query(max_length=64)] = None,
         status: Literal["open", "running", "over"] = "open",
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
-        offset: Annotated[int, Query(ge=0, le=100_000)] = 0,
+        offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     ):
         return await gw().list_tables(game_type, status, limit, offset)
 

@@ -39,6 +39,7 @@ from croupier_gateway.settings import GatewaySettings
 from croupier_gateway.tokens import SeatClaims, TokenError, TokenSigner
 from croupier_gateway.validation import (
     MAX_LIST,
+    MAX_OFFSET,
     MAX_OPTIONS,
     MAX_WAIT_S,
     NEW_GAME_WAIT_S,
@@ -319,11 +320,12 @@ class Gateway(OperatorDesk):
         rows.sort(key=lambda t: t["created"], reverse=status != "open")
         return {"tables": rows[offset:offset + limit]}
 
-    def _page(self, limit: Any, offset: Any) -> tuple[int, int]:
+    def _page(self, limit: Any, offset: Any, max_offset: int = MAX_OFFSET) -> tuple[int, int]:
         if not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
             raise bad_request("invalid_limit", f"limit is 1..{MAX_LIST}", "limit")
-        if not isinstance(offset, int) or not 0 <= offset <= 100_000:
-            raise bad_request("invalid_offset", "offset is 0..100000", "offset")
+        if not isinstance(offset, int) or not 0 <= offset <= max_offset:
+            raise bad_request("invalid_offset", f"offset is 0..{max_offset} (narrow the listing by game_type "
+                              "and status for more)", "offset")
         return limit, offset
 
     async def get_table(self, game_id: str) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from croupier_gateway.errors import ApiError, bad_request, not_found
 from croupier_gateway.reads import table_summary
 from croupier_gateway.validation import GAME_ID_RE, STATUSES, check_command_id, check_game_id, check_seat, check_text
 
+OPERATOR_MAX_OFFSET = 100_000
+
 log = structlog.get_logger("croupier.gateway")
 
 
@@ -33,7 +35,7 @@ class OperatorDesk:
         if status not in (None, "") and status not in STATUSES:
             raise bad_request("invalid_status", f"status is one of {', '.join(STATUSES)}", "status")
         q = check_text(q, "q", 64).lower()
-        limit, offset = self._page(limit, offset)
+        limit, offset = self._page(limit, offset, OPERATOR_MAX_OFFSET)  # behind the operator token
         if game_type and status:
             key = {"open": self.keys.lobby, "running": self.keys.running, "over": self.keys.finished}[status](game_type)
         else:

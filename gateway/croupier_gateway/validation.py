@@ -14,6 +14,9 @@ COMMAND_ID_MAX = 100
 MAX_SEATS = 64
 MAX_OPTIONS = 32
 MAX_LIST = 200
+# The deepest page of a listing. A page reads offset + limit ids of every game type listed and
+# their tables, so a deep page was a cheap way to make the gateway read a hundred thousand.
+MAX_OFFSET = 1_000
 STATUSES = ("open", "running", "over")
 MAX_WAIT_S = 30.0
 NEW_GAME_WAIT_S = 10.0

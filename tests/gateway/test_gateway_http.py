@@ -515,3 +515,15 @@ def test_replay_audit_and_export_answer_503_while_the_event_log_cannot_be_read(c
         e = error(r, 503)
         assert e["code"] == "event_store_unavailable" and address in e["message"], (path, e)
         assert int(r.headers["retry-after"]) >= 1
+
+
+def test_a_listing_page_is_at_most_a_thousand_deep_for_players_not_for_operators(client):
+    """A page reads offset + limit ids of every game type listed and their tables: a deep one
+    was a cheap way for anyone to make the gateway read a hundred thousand."""
+    from croupier_gateway.validation import MAX_OFFSET
+
+    assert client.get("/v1/tables", params={"offset": MAX_OFFSET}).status_code == 200
+    refused = error(client.get("/v1/tables", params={"offset": MAX_OFFSET + 1}), 400)
+    assert refused["field"] == "offset"
+    operator = {"authorization": "Bearer op-secret"}
+    assert client.get("/v1/operator/games", params={"offset": 5_000}, headers=operator).status_code == 200

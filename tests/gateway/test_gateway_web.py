@@ -32,7 +32,8 @@ def test_nothing_outside_the_static_folder_is_served(client):
 
 PUBLIC_ROUTES = {
     "/v1/games", "/v1/tables", "/v1/tables?{}", "/v1/tables/{}", "/v1/tables/{}/seats/{}",
-    "/v1/tables/{}/commands", "/v1/tables/{}/stream?from_version={}", "/v1/tables/{}/replay?{}",
+    "/v1/tables/{}/seats/{}/renew", "/v1/tables/{}/commands", "/v1/tables/{}/stream?from_version={}",
+    "/v1/tables/{}/replay?{}",
     "/v1/operator/games/{}/replay?{}", "/v1/operator/games/{}/audit", "/v1/operator/games?status=over&limit=50",
     "/v1/operator/games/{}/fork", "/v1/operator/games/{}/seats/{}/token",
 }

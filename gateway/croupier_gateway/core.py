@@ -9,6 +9,7 @@ rules service sees it, so bad input is a 400 and never reaches a game.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import secrets
 import time
@@ -53,6 +54,8 @@ from croupier_gateway.validation import (
 
 log = structlog.get_logger("croupier.gateway")
 
+PLAYER_REPLAYS_AT_ONCE = 4
+
 CHECKED_ACTIONS = 50_000  # well-formed actions remembered (forgotten all at once past this)
 # Tries of a create whose table id the gateway chooses (a new id after an already_exists).
 CREATE_ATTEMPTS = 3
@@ -78,6 +81,9 @@ class Gateway(OperatorDesk):
         self._hosts: dict[str, TableHost] = {}
         self._checked_actions: set[tuple[str, int, str]] = set()  # (game type, seat, action) the codec accepted
         self.open_streams = 0
+        # Players' replays read a game's log from Kafka (a partition from its start): at most
+        # this many at once per gateway, the rest told to come back (replay_routes.py).
+        self.player_replays = asyncio.Semaphore(PLAYER_REPLAYS_AT_ONCE)
 
     async def close(self) -> None:
         await self.fanout.close()

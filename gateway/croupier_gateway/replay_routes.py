@@ -122,7 +122,15 @@ def register_player(router: APIRouter, gw: Callable[[], Any], bearer: Callable[[
                             viewer: Annotated[str | None, Query(alias="as", pattern=r"^(spectator|[0-9]{1,2})$")] = None):
         g = gw()
         claims = await g.seat_claims(bearer(request), game_id, required=False)
-        envelopes = await _log(g, game_id)
+        # The read models first: an id no table has is answered without reading Kafka, and
+        # only a few players' replays read the log at once (anyone may ask for one).
+        if not await g.reads.meta(game_id):
+            raise ApiError("not_found", "no_such_game", f"no game {game_id}")
+        if g.player_replays.locked():
+            raise ApiError("unavailable", "replays_busy", "this gateway is reading other replays; retry shortly",
+                           retry_after_s=2)
+        async with g.player_replays:
+            envelopes = await _log(g, game_id)
         over = any(env.type == "TableEnded" for env in envelopes)
         own = "spectator" if claims is None else str(claims.seat)
         who = viewer or own

@@ -527,3 +527,36 @@ def test_a_listing_page_is_at_most_a_thousand_deep_for_players_not_for_operators
     assert refused["field"] == "offset"
     operator = {"authorization": "Bearer op-secret"}
     assert client.get("/v1/operator/games", params={"offset": 5_000}, headers=operator).status_code == 200
+
+
+def test_a_players_replay_of_no_table_is_404_without_reading_the_log_and_few_read_at_once(client, monkeypatch):
+    """Anyone may ask for a replay, and each read a game's log from Kafka: an id no table has
+    is now answered from the read models, and a gateway reads at most a few at once."""
+    import croupier_gateway.replay_routes as routes
+
+    reads = []
+
+    async def log(gw, game_id):
+        reads.append(game_id)
+        raise AssertionError("the log was read")
+
+    monkeypatch.setattr(routes, "_log", log)
+    assert error(client.get("/v1/tables/made-up-id-1/replay"), 404)["code"] == "no_such_game"
+    assert reads == []
+    gid, _ = seated(client)
+    gw = client.app.state.holder["gw"]
+    held = []
+
+    async def take_all():
+        while not gw.player_replays.locked():
+            await gw.player_replays.acquire()
+            held.append(1)
+
+    client.portal.call(take_all)  # every slot busy with other replays
+    try:
+        r = client.get(f"/v1/tables/{gid}/replay")
+        assert error(r, 503)["code"] == "replays_busy" and r.headers["retry-after"] == "2"
+    finally:
+        for _ in held:
+            gw.player_replays.release()
+    assert reads == []

@@ -10,6 +10,7 @@ rules service sees it, so bad input is a 400 and never reaches a game.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import secrets
 import time
@@ -81,6 +82,7 @@ class Gateway(OperatorDesk):
         self._hosts: dict[str, TableHost] = {}
         self._checked_actions: set[tuple[str, int, str]] = set()  # (game type, seat, action) the codec accepted
         self.open_streams = 0
+        self.streams_by_address: dict[str, int] = {}
         # Players' replays read a game's log from Kafka (a partition from its start): at most
         # this many at once per gateway, the rest told to come back (replay_routes.py).
         self.player_replays = asyncio.Semaphore(PLAYER_REPLAYS_AT_ONCE)
@@ -91,6 +93,28 @@ class Gateway(OperatorDesk):
         await self.router.close()
 
     # -- callers --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def stream_slot(self, address: str | None):
+        """One of the gateway's streams, for the time it is open: refused (503) when the
+        gateway or the client's address holds its maximum."""
+        key = address or "?"
+        if self.open_streams >= self.s.max_streams:
+            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
+        if self.streams_by_address.get(key, 0) >= self.s.max_streams_per_address:
+            raise ApiError("unavailable", "too_many_streams_from_address",
+                           f"this address holds {self.s.max_streams_per_address} streams already")
+        self.open_streams += 1
+        self.streams_by_address[key] = self.streams_by_address.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            self.open_streams -= 1
+            left = self.streams_by_address[key] - 1
+            if left:
+                self.streams_by_address[key] = left
+            else:
+                del self.streams_by_address[key]
 
     def rate_key(self, token: str | None, address: str | None) -> str:
         """Whom a request counts against: its token if it is one of ours, else its address."""

@@ -66,11 +66,22 @@ def _token(context: grpc.aio.ServicerContext) -> str | None:
     return None
 
 
-def _peer(context: grpc.aio.ServicerContext) -> str:
+def _peer(context: grpc.aio.ServicerContext, trusted: str = "") -> str:
+    """The client's address: the connection's, or, when that is a trusted proxy
+    (CROUPIER_GATEWAY_FORWARDED_ALLOW_IPS), the last address its X-Forwarded-For names that
+    is not a trusted proxy too (as uvicorn reads it for HTTP)."""
     peer = context.peer() or ""
     # "ipv4:127.0.0.1:5555" / "ipv6:[::1]:5555"
     host = peer.split(":", 1)[1] if ":" in peer else peer
-    return host.rsplit(":", 1)[0]
+    host = host.rsplit(":", 1)[0].strip("[]")
+    proxies = {p.strip() for p in trusted.split(",") if p.strip()}
+    if proxies and ("*" in proxies or host in proxies):
+        forwarded = next((v for k, v in context.invocation_metadata() or () if k == "x-forwarded-for"), "")
+        for hop in reversed([h.strip() for h in str(forwarded).split(",") if h.strip()]):
+            if "*" not in proxies and hop in proxies:
+                continue
+            return hop
+    return host
 
 
 def table_message(row: dict[str, Any]) -> gateway_pb2.Table:
@@ -164,14 +175,9 @@ class GatewayServicer:
 
     async def StreamUpdates(self, request, context, token) -> AsyncIterator[gateway_pb2.StreamUpdatesResponse]:
         claims = await self.gw.seat_claims(token, request.game_id, required=False)
-        if self.gw.open_streams >= self.gw.s.max_streams:
-            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
-        self.gw.open_streams += 1
-        try:
+        with self.gw.stream_slot(_peer(context, self.gw.s.forwarded_allow_ips)):
             async for update in self._updates(request.game_id, claims, int(request.from_version)):
                 yield update
-        finally:
-            self.gw.open_streams -= 1
 
     async def _updates(self, game_id: str, claims, from_version: int) -> AsyncIterator[gateway_pb2.StreamUpdatesResponse]:
         """The caller's view after every change (StreamUpdates, and Play's updates). A
@@ -183,16 +189,11 @@ class GatewayServicer:
     async def Play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
         """StreamUpdates and SubmitCommand on one stream (gateway.proto): the updates and the
         moves' answers (croupier.tagged.answer_each, a Task per move) go out as they come."""
-        if self.gw.open_streams >= self.gw.s.max_streams:
-            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
         # Counted from the moment it opens, and its `start` waited for as a WebSocket's token
         # is: a client that opens Play and sends nothing holds no slot for good.
-        self.gw.open_streams += 1
-        try:
+        with self.gw.stream_slot(_peer(context, self.gw.s.forwarded_allow_ips)):
             async for item in self._play(requests, context, token):
                 yield item
-        finally:
-            self.gw.open_streams -= 1
 
     async def _play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
         try:
@@ -204,7 +205,7 @@ class GatewayServicer:
             raise bad_request("play_start_first", "the first request on Play is `start`", "start")
         game_id, from_version = first.start.game_id, int(first.start.from_version)
         claims = await self.gw.seat_claims(token, game_id, required=False)
-        peer = _peer(context)
+        peer = _peer(context, self.gw.s.forwarded_allow_ips)
         moves_ok = self.gw.metrics.grpc.labels("PlayMove", "OK")
         move_latency = self.gw.metrics.grpc_latency.labels("PlayMove")
 
@@ -265,7 +266,7 @@ def _unary(gw: Gateway, name: str, fn: Callable) -> Callable:
             if isinstance(request, _Unparsable):
                 raise bad_request("unparsable_request", f"the request is not a {name}Request message", "request")
             token = _token(context)
-            gw.check_rate(gw.rate_key(token, _peer(context)))
+            gw.check_rate(gw.rate_key(token, _peer(context, gw.s.forwarded_allow_ips)))
             try:
                 return await fn(request, context, token)
             except RedisError:
@@ -288,7 +289,7 @@ def _streaming(gw: Gateway, name: str, fn: Callable) -> Callable:
             if isinstance(request, _Unparsable):
                 raise bad_request("unparsable_request", f"the request is not a {name}Request message", "request")
             token = _token(context)
-            gw.check_rate(gw.rate_key(token, _peer(context)))
+            gw.check_rate(gw.rate_key(token, _peer(context, gw.s.forwarded_allow_ips)))
             try:
                 async for item in fn(request, context, token):
                     yield item

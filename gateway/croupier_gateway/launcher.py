@@ -68,7 +68,10 @@ class Launcher:
     """The services of one Croupier, started and stopped together."""
 
     def __init__(self, env: Mapping[str, str], log_dir: Path, *, http_port: int = 0, grpc_port: int = 0):
-        self.env = {"CROUPIER_PARTITIONS": str(LOCAL_PARTITIONS), **os.environ, "PYTHONUNBUFFERED": "1", **env}
+        # Every client of the local stack is at 127.0.0.1, a load generator's thousands of
+        # streams included: the per-address cap of streams is for a gateway on a network.
+        self.env = {"CROUPIER_PARTITIONS": str(LOCAL_PARTITIONS), "CROUPIER_GATEWAY_MAX_STREAMS_PER_ADDRESS": "100000",
+                    **os.environ, "PYTHONUNBUFFERED": "1", **env}
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.http_port = http_port or free_port()

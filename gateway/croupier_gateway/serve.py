@@ -33,7 +33,8 @@ async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
     # messages of 16 MiB, compressed (a few KB on the wire inflating to 16 MiB each).
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", access_log=False,
                             ws_ping_interval=20, ws_ping_timeout=20, lifespan="on", timeout_graceful_shutdown=3,
-                            ws_max_size=WS_MAX_MESSAGE_BYTES, ws_per_message_deflate=False)
+                            ws_max_size=WS_MAX_MESSAGE_BYTES, ws_per_message_deflate=False,
+                            proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips)
     server = _Server(config)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -87,6 +87,15 @@ class GatewaySettings:
     # A stream without a token in the query waits this long for {"token": ...} first.
     ws_auth_wait_s: float = 1.0
     max_streams: int = 10_000
+    # Streams one client address may hold at once (WebSocket, StreamUpdates and Play): one
+    # client must not take every slot. A load generator needs more (the local stack's
+    # launcher raises it).
+    max_streams_per_address: int = 200
+    # The proxies whose X-Forwarded-For names the client (comma-separated addresses, or "*"):
+    # behind an ingress, the ingress's own address would put every client in one bucket of
+    # the rate limit and the per-address stream cap. Trust only what stands in front of the
+    # gateway (k8s: with a NetworkPolicy that admits nothing else).
+    forwarded_allow_ips: str = "127.0.0.1"
     # Redis connections the gateway may hold at once; a request that finds them all busy
     # waits for one (up to redis_wait_s) rather than failing. (redis-py 8's asyncio pool
     # holds at most 100 and raises MaxConnectionsError beyond: a 1,000-table load test got
@@ -137,6 +146,8 @@ class GatewaySettings:
             stream_poll_s=env_float("CROUPIER_GATEWAY_STREAM_POLL_S", 5.0, 0.05),
             ws_auth_wait_s=env_float("CROUPIER_GATEWAY_WS_AUTH_WAIT_S", 1.0, 0.0),
             max_streams=env_int("CROUPIER_GATEWAY_MAX_STREAMS", 10_000, 1),
+            max_streams_per_address=env_int("CROUPIER_GATEWAY_MAX_STREAMS_PER_ADDRESS", 200, 1),
+            forwarded_allow_ips=env_str("CROUPIER_GATEWAY_FORWARDED_ALLOW_IPS", "127.0.0.1"),
             redis_connections=env_int("CROUPIER_GATEWAY_REDIS_CONNECTIONS", 256, 2),
             redis_wait_s=env_float("CROUPIER_GATEWAY_REDIS_WAIT_S", 5.0, 0.01),
             seat_cache_s=env_float("CROUPIER_GATEWAY_SEAT_CACHE_S", 5.0, 0.0),

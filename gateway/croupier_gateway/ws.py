@@ -40,7 +40,6 @@ def register(app: FastAPI, gw: Any) -> None:
     async def stream(websocket: WebSocket, game_id: str):
         await websocket.accept()
         g = gw()
-        counted = False
         try:
             check_game_id(game_id)
             raw_from = websocket.query_params.get("from_version", "0")
@@ -53,11 +52,8 @@ def register(app: FastAPI, gw: Any) -> None:
             if token is None:
                 token = await _first_message_token(websocket, g.s.ws_auth_wait_s)
             claims = await g.seat_claims(token, game_id, required=False)
-            if g.open_streams >= g.s.max_streams:
-                raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
-            g.open_streams += 1
-            counted = True
-            await _pump(websocket, g.updates(game_id, claims, from_version), g)
+            with g.stream_slot(client):
+                await _pump(websocket, g.updates(game_id, claims, from_version), g)
             await _close(websocket, 1000)
         except (ApiError, RedisError) as exc:
             if isinstance(exc, RedisError):
@@ -67,9 +63,6 @@ def register(app: FastAPI, gw: Any) -> None:
             await _close(websocket, WS_CLOSE_BASE + exc.http_status)
         except WebSocketDisconnect:
             pass
-        finally:
-            if counted:
-                g.open_streams -= 1
 
 
 def _bearer(websocket: WebSocket) -> str | None:

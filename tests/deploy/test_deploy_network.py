@@ -27,7 +27,12 @@ def selected(rendered, selector: dict) -> set[str]:
 def admitted(rendered, peers: list[dict]) -> set[str]:
     names: set[str] = set()
     for peer in peers:
-        assert set(peer) == {"podSelector"}, f"a peer outside the namespace or by address: {peer}"
+        if "namespaceSelector" in peer:
+            continue  # another namespace (the ingress controller's): not this overlay's pods
+        assert set(peer) == {"podSelector"}, f"a peer by address: {peer}"
+        if peer["podSelector"] == {}:
+            names |= {o["metadata"]["name"] for o, _ in pods(rendered)}
+            continue
         found = selected(rendered, peer["podSelector"])
         assert found, f"the peer {peer} matches no pod"
         names |= found
@@ -53,7 +58,7 @@ def port_names(obj: dict) -> set[str]:
 def test_every_policy_selects_pods_and_names_their_ports(rendered, overlay):
     r = rendered[overlay]
     policies = r.of_kind("NetworkPolicy")
-    assert {p["metadata"]["name"] for p in policies} >= {"rules", "redis", "projector"}
+    assert {p["metadata"]["name"] for p in policies} >= {"rules", "redis", "projector", "gateway"}
     workloads = {o["metadata"]["name"]: o for o, _ in pods(r)}
     for policy in policies:
         targets = selected(r, policy["spec"]["podSelector"])
@@ -106,3 +111,23 @@ def test_the_projector_takes_no_connection(rendered, overlay):
     policy = r.require("NetworkPolicy", "projector")
     assert selected(r, policy["spec"]["podSelector"]) == {"projector"}
     assert policy["spec"]["ingress"] == []
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_gateway_takes_players_from_the_ingress_controller_only_as_it_believes_its_forwarded_for(
+        rendered, overlay):
+    """The gateway believes X-Forwarded-For from any peer ("*"): safe only while nothing outside
+    the namespace but the ingress controller reaches it."""
+    r = rendered[overlay]
+    gateway = r.require("Deployment", "gateway")
+    from deploy_objects import container
+
+    assert r.env_of(container(gateway, "gateway"))["CROUPIER_GATEWAY_FORWARDED_ALLOW_IPS"] == "*"
+    policy = r.require("NetworkPolicy", "gateway")
+    assert selected(r, policy["spec"]["podSelector"]) == {"gateway"}
+    (rule,) = policy["spec"]["ingress"]
+    outside = [p for p in rule["from"] if "namespaceSelector" in p]
+    assert outside == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}]
+    assert all(set(p) == {"podSelector"} for p in rule["from"] if p not in outside)  # this namespace's pods
+    assert {p["port"] for p in rule["ports"]} == {"http", "grpc"}
+

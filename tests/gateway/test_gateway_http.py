@@ -560,3 +560,61 @@ def test_a_players_replay_of_no_table_is_404_without_reading_the_log_and_few_rea
         for _ in held:
             gw.player_replays.release()
     assert reads == []
+
+
+def test_one_address_holds_at_most_its_share_of_streams(fake_stack):
+    """One client must not take every stream slot of a gateway (spectator streams need no
+    token): CROUPIER_GATEWAY_MAX_STREAMS_PER_ADDRESS streams an address; the next is 4503."""
+    import dataclasses
+    import time
+
+    from starlette.testclient import TestClient
+    from starlette.websockets import WebSocketDisconnect
+
+    from croupier_gateway.app import create_app
+
+    settings, aredis, _, router = fake_stack
+    settings = dataclasses.replace(settings, max_streams_per_address=2)
+    with TestClient(create_app(settings, redis=aredis, router=router)) as c:
+        gid = create(c)
+        gw = c.app.state.holder["gw"]
+        with c.websocket_connect(f"/v1/tables/{gid}/stream") as a, c.websocket_connect(f"/v1/tables/{gid}/stream") as b:
+            for ws in (a, b):
+                ws.send_text("{}")
+                assert json.loads(ws.receive_text())["version"] >= 1
+            assert sum(gw.streams_by_address.values()) == 2
+            with c.websocket_connect(f"/v1/tables/{gid}/stream") as third:
+                third.send_text("{}")
+                assert json.loads(third.receive_text())["error"]["code"] == "too_many_streams_from_address"
+                with pytest.raises(WebSocketDisconnect) as closed:
+                    third.receive_text()
+                assert closed.value.code == 4503
+        # Closed streams give their slots back.
+        for _ in range(50):
+            if not gw.streams_by_address:
+                break
+            time.sleep(0.02)
+        assert gw.streams_by_address == {} and gw.open_streams == 0
+
+
+def test_a_grpc_clients_address_is_the_one_a_trusted_proxy_forwards():
+    from croupier_gateway.grpc_api import _peer
+
+    class Context:
+        def __init__(self, peer, forwarded=None):
+            self._peer, self._md = peer, (("x-forwarded-for", forwarded),) if forwarded else ()
+
+        def peer(self):
+            return self._peer
+
+        def invocation_metadata(self):
+            return self._md
+
+    assert _peer(Context("ipv4:10.0.0.5:4431")) == "10.0.0.5"
+    assert _peer(Context("ipv6:[::1]:4431")) == "::1"
+    # A proxy not trusted: its header is not believed.
+    assert _peer(Context("ipv4:10.0.0.5:1", "1.2.3.4"), "127.0.0.1") == "10.0.0.5"
+    # A trusted one: the last address it names that is not a trusted proxy itself.
+    assert _peer(Context("ipv4:10.0.0.5:1", "6.6.6.6, 1.2.3.4, 10.0.0.9"), "10.0.0.5,10.0.0.9") == "1.2.3.4"
+    assert _peer(Context("ipv4:10.0.0.5:1", "6.6.6.6, 1.2.3.4"), "*") == "1.2.3.4"
+    assert _peer(Context("ipv4:10.0.0.5:1"), "*") == "10.0.0.5"

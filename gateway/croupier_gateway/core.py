@@ -77,6 +77,8 @@ class Gateway(OperatorDesk):
         self.fanout = Fanout(self.reads, self.hub, settings.stream_poll_s, self.holders)
         self.signer = TokenSigner(settings.signing_key, settings.previous_signing_key)
         self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
+        factor = settings.rate_limit_address_factor
+        self.address_limiter = RateLimiter(settings.rate_limit_per_s * factor, int(settings.rate_limit_burst * factor))
         self.started = time.time()
         self._types: OrderedDict[str, str] = OrderedDict()
         self._hosts: dict[str, TableHost] = {}
@@ -123,13 +125,21 @@ class Gateway(OperatorDesk):
                 return "operator"
             try:
                 claims = self.signer.verify(token)
-                return f"seat:{claims.jti}"
+                return f"seat:{claims.jti}@{address or '?'}"
             except TokenError:
                 pass
         return f"addr:{address or '?'}"
 
     def check_rate(self, key: str) -> None:
-        wait = self.limiter.take(key)
+        """A request of `key` (rate_key): a seat's counts against the seat, and against its
+        address at address_factor times the rate."""
+        if key.startswith("seat:"):
+            seat, _, address = key.partition("@")
+            wait = self.limiter.take(seat)
+            if wait <= 0:
+                wait = self.address_limiter.take(f"addr:{address}")
+        else:
+            wait = self.limiter.take(key)
         if wait > 0:
             self.metrics.rate_limited.inc()
             raise ApiError("rate_limited", "rate_limited", f"too many requests; retry in {wait:.2f} s",

@@ -71,6 +71,7 @@ class Launcher:
         # Every client of the local stack is at 127.0.0.1, a load generator's thousands of
         # streams included: the per-address cap of streams is for a gateway on a network.
         self.env = {"CROUPIER_PARTITIONS": str(LOCAL_PARTITIONS), "CROUPIER_GATEWAY_MAX_STREAMS_PER_ADDRESS": "100000",
+                    "CROUPIER_RATE_LIMIT_ADDRESS_FACTOR": "100000",
                     **os.environ, "PYTHONUNBUFFERED": "1", **env}
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)

@@ -71,6 +71,10 @@ class GatewaySettings:
     token_ttl_s: int = 12 * 3600
     rate_limit_per_s: float = 50.0
     rate_limit_burst: int = 100
+    # Every request with a seat token also counts against its address, at this many times the
+    # seat's rate: seat tokens cost one join each, and would otherwise multiply a client's
+    # rate without end (the local stack's launcher raises it: its load generator is one address).
+    rate_limit_address_factor: float = 10.0
     max_body_bytes: int = 64 * 1024
     cors_origins: tuple[str, ...] = ()
     redis_url: str = "redis://127.0.0.1:16379/0"
@@ -136,6 +140,7 @@ class GatewaySettings:
             token_ttl_s=env_int("CROUPIER_TOKEN_TTL_S", 12 * 3600, 1),
             rate_limit_per_s=env_float("CROUPIER_RATE_LIMIT_PER_S", 50.0, 0.001),
             rate_limit_burst=env_int("CROUPIER_RATE_LIMIT_BURST", 100, 1),
+            rate_limit_address_factor=env_float("CROUPIER_RATE_LIMIT_ADDRESS_FACTOR", 10.0, 1.0),
             max_body_bytes=env_int("CROUPIER_MAX_BODY_BYTES", 64 * 1024, 256),
             cors_origins=env_list("CROUPIER_CORS_ORIGINS"),
             redis_url=redis_url_from_env(),

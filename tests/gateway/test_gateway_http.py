@@ -618,3 +618,24 @@ def test_a_grpc_clients_address_is_the_one_a_trusted_proxy_forwards():
     assert _peer(Context("ipv4:10.0.0.5:1", "6.6.6.6, 1.2.3.4, 10.0.0.9"), "10.0.0.5,10.0.0.9") == "1.2.3.4"
     assert _peer(Context("ipv4:10.0.0.5:1", "6.6.6.6, 1.2.3.4"), "*") == "1.2.3.4"
     assert _peer(Context("ipv4:10.0.0.5:1"), "*") == "10.0.0.5"
+
+
+def test_seat_tokens_do_not_multiply_an_addresss_rate(fake_stack):
+    """Each seat token has its own bucket, and a token costs one join: a client that bought
+    many had as many buckets. A request with a seat token also counts against its address,
+    at CROUPIER_RATE_LIMIT_ADDRESS_FACTOR times the seat's rate."""
+    import dataclasses
+
+    from starlette.testclient import TestClient
+
+    from croupier_gateway.app import create_app
+
+    settings, aredis, _, router = fake_stack
+    settings = dataclasses.replace(settings, rate_limit_per_s=0.01, rate_limit_burst=3, rate_limit_address_factor=1.0)
+    with TestClient(create_app(settings, redis=aredis, router=router)) as c:
+        gid = create(c)
+        tokens = [c.post(f"/v1/tables/{gid}/seats/{s}", json={"player": f"p{s}"}).json()["token"] for s in (0, 1)]
+        assert [c.get(f"/v1/tables/{gid}/view", headers=bearer(tokens[0])).status_code for _ in range(3)] == [200] * 3
+        # The second seat's own bucket is full, but the address has spent its share.
+        r = c.get(f"/v1/tables/{gid}/view", headers=bearer(tokens[1]))
+        assert error(r, 429)["code"] == "rate_limited"

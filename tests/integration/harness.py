@@ -28,6 +28,7 @@ def service_env(kafka: str, redis_url: str, prefix: str, **extra: str) -> dict[s
         "CROUPIER_KAFKA_HEARTBEAT_MS": "500",
         "PYTHONUNBUFFERED": "1",
         "CROUPIER_GATEWAY_MAX_STREAMS_PER_ADDRESS": "100000",  # every test client is at 127.0.0.1
+        "CROUPIER_RATE_LIMIT_ADDRESS_FACTOR": "100000",
     })
     env.update(extra)
     return env

@@ -296,7 +296,8 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
     ):
         g = gw()
         claims = await g.seat_claims(bearer(request), game_id, required=False)
-        snap = await g.snapshot(game_id, claims, min_version=min_version, wait_s=timeout_s)
+        snap = await g.snapshot(game_id, claims, min_version=min_version, wait_s=timeout_s,
+                                address=request.client.host if request.client else None)
         seat = "null" if claims is None else str(claims.seat)
         return Response(f'{{"seat":{seat},"version":{snap.version},"view":{snap.view}}}',
                         media_type="application/json")

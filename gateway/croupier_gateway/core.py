@@ -452,8 +452,10 @@ class Gateway(OperatorDesk):
     # -- play -----------------------------------------------------------------------------
 
     async def snapshot(self, game_id: str, claims: SeatClaims | None, *, min_version: int = 0,
-                       wait_s: float = 0.0) -> Snapshot:
-        """The caller's view (a spectator's without a seat), waiting up to wait_s for min_version."""
+                       wait_s: float = 0.0, address: str | None = None) -> Snapshot:
+        """The caller's view (a spectator's without a seat), waiting up to wait_s for min_version.
+        A wait holds one of the caller's address's stream slots (stream_slot) while it lasts:
+        a long poll is a stream too."""
         check_game_id(game_id)
         seat = claims.seat if claims else None
         snap = await self.reads.snapshot(game_id, seat)
@@ -466,13 +468,14 @@ class Gateway(OperatorDesk):
         if snap.version >= min_version or wait_s <= 0:
             return snap
         deadline = time.monotonic() + min(wait_s, MAX_WAIT_S)
-        async with self.hub.watch(game_id) as watch:
-            while True:
-                snap = await self.reads.snapshot(game_id, seat) or snap
-                remaining = deadline - time.monotonic()
-                if snap.version >= min_version or remaining <= 0 or snap.status == "over":
-                    return snap
-                await watch.wait(min(remaining, self.s.stream_poll_s))
+        with self.stream_slot(address):
+            async with self.hub.watch(game_id) as watch:
+                while True:
+                    snap = await self.reads.snapshot(game_id, seat) or snap
+                    remaining = deadline - time.monotonic()
+                    if snap.version >= min_version or remaining <= 0 or snap.status == "over":
+                        return snap
+                    await watch.wait(min(remaining, self.s.stream_poll_s))
 
     async def submit(self, token: str | None, game_id: str, command_id: Any, expected_version: Any,
                      action: Any, *, wait: bool = True) -> dict[str, Any]:

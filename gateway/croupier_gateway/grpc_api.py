@@ -142,7 +142,8 @@ class GatewayServicer:
     async def GetView(self, request, context, token):
         claims = await self.gw.seat_claims(token, request.game_id, required=False)
         snap = await self.gw.snapshot(request.game_id, claims, min_version=int(request.min_version),
-                                      wait_s=min(int(request.timeout_ms), 30_000) / 1000)
+                                      wait_s=min(int(request.timeout_ms), 30_000) / 1000,
+                                      address=_peer(context, self.gw.s.forwarded_allow_ips))
         response = gateway_pb2.GetViewResponse(version=snap.version, view_json=snap.view)
         if claims is not None:
             response.seat = claims.seat

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -639,3 +640,33 @@ def test_seat_tokens_do_not_multiply_an_addresss_rate(fake_stack):
         # The second seat's own bucket is full, but the address has spent its share.
         r = c.get(f"/v1/tables/{gid}/view", headers=bearer(tokens[1]))
         assert error(r, 429)["code"] == "rate_limited"
+
+
+def test_a_long_poll_holds_one_of_its_addresss_stream_slots_while_it_waits(fake_stack):
+    """GET /view with min_version waits up to 30 s on the game's feed: a stream in all but
+    name, counted with the address's streams (before, anyone could hold thousands)."""
+    import dataclasses
+    import threading
+
+    from starlette.testclient import TestClient
+
+    from croupier_gateway.app import create_app
+
+    settings, aredis, _, router = fake_stack
+    settings = dataclasses.replace(settings, max_streams_per_address=1)
+    with TestClient(create_app(settings, redis=aredis, router=router)) as c:
+        gid = create(c)
+        gw = c.app.state.holder["gw"]
+        waiting = threading.Thread(target=lambda: c.get(f"/v1/tables/{gid}/view",
+                                                        params={"min_version": 1000, "timeout_s": 2}))
+        waiting.start()
+        for _ in range(100):
+            if gw.open_streams:
+                break
+            time.sleep(0.02)
+        assert gw.open_streams == 1
+        second = c.get(f"/v1/tables/{gid}/view", params={"min_version": 1000, "timeout_s": 2})
+        assert error(second, 503)["code"] == "too_many_streams_from_address"
+        assert c.get(f"/v1/tables/{gid}/view").status_code == 200  # no wait, no slot
+        waiting.join()
+        assert gw.open_streams == 0

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import redis as redis_lib
 
-from croupier.stack.process import free_ports
+from croupier.stack.process import free_ports, reserve_ports
 
 
 def free_port() -> int:
@@ -75,6 +75,7 @@ class Launcher:
                     **os.environ, "PYTHONUNBUFFERED": "1", **env}
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        reserve_ports(http_port, grpc_port)  # given: no other service of ours may be handed them
         self.http_port = http_port or free_port()
         self.grpc_port = grpc_port or free_port()
         self.processes: list[Process] = []

@@ -102,6 +102,29 @@ def test_a_port_handed_out_is_not_handed_out_again_before_its_service_binds_it()
     assert len(set(picked)) == len(picked)
 
 
+def test_a_port_given_from_outside_is_never_handed_out_to_another_service(monkeypatch) -> None:
+    """`croupier demo` given its gateway's ports (CROUPIER_GATEWAY_PORT and _GRPC_PORT) picked
+    ports for the rules replicas it starts first, and one pick was the gateway's: the replica
+    bound it, and the gateway then failed to start (a full test run). The launcher reserves
+    the ports it is given."""
+    import random
+
+    import croupier.stack.process as process
+    from croupier_gateway.launcher import Launcher
+
+    floor = process._ephemeral_floor()
+    if floor - process.PICK_FROM < 1_000:
+        pytest.skip("no room below the ephemeral range to pick from")
+    given = free_ports(2)
+    process._handed.clear()  # as in a new process, which never handed them out
+    Launcher({}, Path("/tmp/launcher-reserve-test"), http_port=given[0], grpc_port=given[1])
+    # Every pick lands on a given port unless it is reserved: the picker's randomness made
+    # to return them first.
+    picks = iter([given[0], given[1]] * 5)
+    monkeypatch.setattr(random.SystemRandom, "randrange", lambda self, a, b: next(picks, a + 1))
+    assert not set(free_ports(3)) & set(given)
+
+
 def test_free_ports_are_outside_the_range_outgoing_connections_take_theirs_from() -> None:
     """A port picked by bind(0) comes from the ephemeral range, where any client's outgoing
     connection may take it before the service given it binds it (a rules replica failed to

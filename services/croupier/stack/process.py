@@ -213,6 +213,15 @@ def _hand_out(port: int) -> bool:
         return True
 
 
+def reserve_ports(*ports: int) -> None:
+    """Ports a service of this process will listen on, given from outside (settings, flags):
+    never handed out for another. (A demo given its gateway's ports picked one of them for a
+    rules replica that started first, and the gateway could not bind it.)"""
+    for port in ports:
+        if port:
+            _hand_out(int(port))
+
+
 def _ephemeral_floor() -> int:
     try:
         return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])

@@ -116,7 +116,7 @@ def test_a_port_given_from_outside_is_never_handed_out_to_another_service(monkey
     if floor - process.PICK_FROM < 1_000:
         pytest.skip("no room below the ephemeral range to pick from")
     given = free_ports(2)
-    process._handed.clear()  # as in a new process, which never handed them out
+    monkeypatch.setattr(process, "_handed", {})  # as in a new process, which never handed them out
     Launcher({}, Path("/tmp/launcher-reserve-test"), http_port=given[0], grpc_port=given[1])
     # Every pick lands on a given port unless it is reserved: the picker's randomness made
     # to return them first.

@@ -118,28 +118,26 @@ class Gateway(OperatorDesk):
             else:
                 del self.streams_by_address[key]
 
-    def rate_key(self, token: str | None, address: str | None) -> str:
-        """Whom a request counts against: its token if it is one of ours, else its address."""
+    def rate_key(self, token: str | None, address: str | None) -> tuple[str, str | None]:
+        """Whom a request counts against: its token if it is one of ours, else its address;
+        and, for a seat's token, its address too (check_rate)."""
+        addr = f"addr:{address or '?'}"
         if token:
             if self.s.operator_token and hmac.compare_digest(token.encode(), self.s.operator_token.encode()):
-                return "operator"
+                return "operator", None
             try:
-                claims = self.signer.verify(token)
-                return f"seat:{claims.jti}@{address or '?'}"
+                return f"seat:{self.signer.verify(token).jti}", addr
             except TokenError:
                 pass
-        return f"addr:{address or '?'}"
+        return addr, None
 
-    def check_rate(self, key: str) -> None:
+    def check_rate(self, key: tuple[str, str | None]) -> None:
         """A request of `key` (rate_key): a seat's counts against the seat, and against its
         address at address_factor times the rate."""
-        if key.startswith("seat:"):
-            seat, _, address = key.partition("@")
-            wait = self.limiter.take(seat)
-            if wait <= 0:
-                wait = self.address_limiter.take(f"addr:{address}")
-        else:
-            wait = self.limiter.take(key)
+        bucket, address = key
+        wait = self.limiter.take(bucket)
+        if wait <= 0 and address is not None:
+            wait = self.address_limiter.take(address)
         if wait > 0:
             self.metrics.rate_limited.inc()
             raise ApiError("rate_limited", "rate_limited", f"too many requests; retry in {wait:.2f} s",
@@ -323,11 +321,13 @@ class Gateway(OperatorDesk):
         return {"game_id": game_id, "game_type": spec.id, "seats": seats, "seed_hash": response.seed_hash,
                 "version": version}
 
-    async def grant_seat(self, game_id: str, seat: int, *, join: int = 0) -> tuple[str, SeatClaims]:
+    async def grant_seat(self, game_id: str, seat: int, *, join: int = 0,
+                         jti: str | None = None) -> tuple[str, SeatClaims]:
         """A new seat token, made the seat's holder (the token before it stops working, and
         every gateway hears so on the game's feed). `join`: the seq of the SeatJoined it rests
-        on (0: none, a fork's seat)."""
-        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, join=join)
+        on (0: none, a fork's seat). `jti`: the holder's own id again (a renewal: the holder
+        does not change, and its record is kept as long as the new token lives)."""
+        token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, jti=jti, join=join)
         await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
         self.holders.forget(game_id)
         return token, claims
@@ -427,8 +427,7 @@ class Gateway(OperatorDesk):
         claims = await self.seat_claims(token, game_id)
         if claims.seat != seat:
             raise forbidden("wrong_seat", "this token is for another seat")
-        new, renewed = self.signer.issue(game_id, seat, self.s.token_ttl_s, jti=claims.jti, join=claims.join)
-        await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)  # its record outlives the new token
+        new, renewed = await self.grant_seat(game_id, seat, join=claims.join, jti=claims.jti)
         log.info("seat_renewed", game_id=game_id, seat=seat)
         return {"game_id": game_id, "seat": seat, "token": new, "expires_at": renewed.exp}
 

@@ -35,6 +35,10 @@ log = structlog.get_logger("croupier.gateway")
 
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
 PLAY_MOVES_IN_FLIGHT = 32  # a Play stream's moves being answered or waiting to be sent
+# How long a Play call may wait for its `start`. Not the WebSocket's short token wait (a
+# WebSocket without a token goes on as a spectator; a Play without start is refused), which
+# a client on a busy machine missed: 10 s bounds an idle call all the same.
+PLAY_START_WAIT_S = 10.0
 STATUS_TO_PROTO = {
     "open": gateway_pb2.TABLE_STATUS_OPEN,
     "running": gateway_pb2.TABLE_STATUS_RUNNING,
@@ -190,18 +194,18 @@ class GatewayServicer:
     async def Play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
         """StreamUpdates and SubmitCommand on one stream (gateway.proto): the updates and the
         moves' answers (croupier.tagged.answer_each, a Task per move) go out as they come."""
-        # Counted from the moment it opens, and its `start` waited for as a WebSocket's token
-        # is: a client that opens Play and sends nothing holds no slot for good.
+        # Counted from the moment it opens, and its `start` waited for PLAY_START_WAIT_S: a
+        # client that opens Play and sends nothing holds no slot for good.
         with self.gw.stream_slot(_peer(context, self.gw.s.forwarded_allow_ips)):
             async for item in self._play(requests, context, token):
                 yield item
 
     async def _play(self, requests, context, token) -> AsyncIterator[gateway_pb2.PlayResponse]:
         try:
-            first = await asyncio.wait_for(anext(aiter(requests), None), self.gw.s.ws_auth_wait_s)
+            first = await asyncio.wait_for(anext(aiter(requests), None), PLAY_START_WAIT_S)
         except TimeoutError:
             raise bad_request("play_start_first", f"Play's first request, `start`, did not come within "
-                              f"{self.gw.s.ws_auth_wait_s:g} s", "start") from None
+                              f"{PLAY_START_WAIT_S:g} s", "start") from None
         if first is None or isinstance(first, _Unparsable) or first.WhichOneof("kind") != "start":
             raise bad_request("play_start_first", "the first request on Play is `start`", "start")
         game_id, from_version = first.start.game_id, int(first.start.from_version)

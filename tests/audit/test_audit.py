@@ -316,3 +316,67 @@ def test_the_cli_refuses_files_and_steps_it_cannot_use_with_one_line_and_exit_2(
     env = played()
     header = capsys.readouterr().out.splitlines()[0]
     assert f"as 1, at seq {step_end(env, 2)}" in header
+
+
+def _malformed(envs, i, where, change):
+    """The log with envelope i's payload or cause changed by `change` (a dict -> None), its
+    chain rebuilt: the hash holds, the contents are not what the engine writes."""
+    envs = list(envs)
+    part = dict(getattr(envs[i], where))
+    change(part)
+    envs[i] = dataclasses.replace(envs[i], **{where: part})
+    return rechain(envs)
+
+
+def _first_with_cause(envs, start=1):
+    return next(i for i in range(start, len(envs)) if envs[i].cause is not None)
+
+
+def test_a_log_whose_chain_holds_but_whose_contents_are_malformed_is_a_format_fault_never_an_exception():
+    """A hand-made or damaged log with its chain rebuilt: a seed deleted or not hex, draws
+    that are not a list, a cause without its command. Each was a KeyError or TypeError out of
+    audit (a traceback, and `audit --all` lost the whole file); each is a `format` fault at
+    its seq."""
+    envs = played()
+    c = _first_with_cause(envs)
+    cases = {
+        "no seed": (_malformed(envs, 0, "payload", lambda p: p.pop("seed")), 1, "no payload.seed"),
+        "seed an int": (_malformed(envs, 0, "payload", lambda p: p.update(seed=123)), 1, "payload.seed is int"),
+        "draws an int": (_malformed(envs, c, "cause", lambda p: p.update(draws=5)), envs[c].seq, "cause.draws is int"),
+        "no command": (_malformed(envs, c, "cause", lambda p: p.pop("command")), envs[c].seq, "cause.command"),
+        "events as text": (_malformed(envs, c, "cause", lambda p: p.update(events=str(p["events"]))), envs[c].seq,
+                           "cause.events is str"),
+    }
+    for name, (log, seq, words) in cases.items():
+        fault = first_fault(log)
+        assert (fault["check"], fault["seq"]) == ("format", seq) and words in fault["what"], (name, fault)
+    # A count that is a number but not the events recorded says so, not "yields 16 but 16".
+    n = envs[c].cause["events"]
+    fault = first_fault(_malformed(envs, c, "cause", lambda p: p.update(events=n + 1)))
+    assert fault["seq"] == envs[c].seq and f"says the command yields {n + 1} events" in fault["what"], fault
+
+
+def test_audit_and_replay_of_a_malformed_log_say_where_it_is_at_fault_and_audit_all_goes_on(tmp_path, capsys):
+    from croupier.cli.main import main
+
+    envs = played()
+    c = _first_with_cause(envs)
+    broken = _malformed(envs, c, "cause", lambda p: p.update(draws=5))
+    path = tmp_path / "broken.jsonl"
+    path.write_text("\n".join(env.to_json() for env in broken) + "\n", encoding="utf-8")
+    assert main(["audit", "--file", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert f"FAULT at seq {envs[c].seq} (format): cause.draws is int" in captured.out, captured
+    assert main(["replay", "--file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"seq {envs[c].seq}: cause.draws is int" in err and "Traceback" not in err, err
+
+    clean = [played(g) for g in ("virtues", "journey")]
+    export = tmp_path / "export.jsonl"
+    export.write_text("\n".join(env.to_json() for log in (clean[0], broken, clean[1]) for env in log) + "\n",
+                      encoding="utf-8")
+    assert main(["audit", "--file", str(export), "--all", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["games"] == 3 and out["clean"] == 2
+    [faulty] = out["faulty"]
+    assert faulty["game_id"] == envs[0].game_id and faulty["first_fault"]["check"] == "format"

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from croupier.config import ConfigError
 from croupier.engine import registry
 from croupier.engine.audit import MAX_SEQ
 from croupier.engine.codec import loads
@@ -237,7 +238,7 @@ def _audit_all(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from croupier.engine.audit import moves, step_end, view_as
+    from croupier.engine.audit import format_fault, moves, step_end, view_as
 
     viewer = args.viewer
     if viewer not in ("spectator", "operator"):
@@ -246,13 +247,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
         viewer = str(int(viewer))
     try:
         envelopes = load(args)
+        problem = format_fault(envelopes)
+        if problem is not None:
+            raise Rejection("bad_log", f"these events cannot be replayed: seq {problem[0]}: {problem[1]}; "
+                            "`croupier audit` says where the log is at fault", "malformed")
         view = view_as(envelopes, args.to, viewer)
         listing = moves(envelopes, args.to, viewer)
         end = step_end(envelopes, args.to)
     except Rejection as exc:
         return _fail(exc)
-    except ValueError as exc:  # events the game's codec does not know (a log relabelled, say)
-        return _fail(Rejection("bad_log", f"these events cannot be replayed: {exc}; `croupier audit` says where "
+    except ConfigError:
+        raise  # a bad setting: main's one line and exit 2, not a fault of the log
+    except (ValueError, LookupError, TypeError, AttributeError) as exc:
+        # Events the game's codec does not know (a log relabelled, say), or contents not in
+        # the shape the engine writes them.
+        detail = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        return _fail(Rejection("bad_log", f"these events cannot be replayed: {detail}; `croupier audit` says where "
                                "the log is at fault", "malformed"))
     if args.json:
         print(json.dumps({"game_id": envelopes[0].game_id, "to": end, "as": viewer,

@@ -6,6 +6,11 @@ audit() checks, in this order, and names the first seq at fault:
 3. every recorded random draw against the seed and the seats' entropy;
 4. every recorded command re-run through the engine of the game's rules version: the
    events it yields must be the recorded ones, byte for byte.
+
+A log whose chain holds but whose contents are not in the shape the engine writes (a seed
+that is not hex, a cause without its command, draws that are not a list: a hand-made or
+damaged file) is a `format` fault at the seq where it shows, never an exception: an audit
+of many games goes on to the next.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ class AuditReport:
     commands: int = 0
     draws: int = 0
     faults: list[dict[str, Any]] = field(default_factory=list)
+    # The seq being checked, for a `format` fault raised from deep in a check.
+    at: int = field(default=0, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -74,48 +81,108 @@ def _host(game_type: str, rules_version: int) -> TableHost:
     return TableHost(registry.get(game_type).for_version(rules_version))
 
 
+def _shown(value: Any) -> str:
+    return f"{type(value).__name__} {canonical_json(value)[:40]}"
+
+
+def _is_hex(value: Any, length: int | None = None) -> bool:
+    return (isinstance(value, str) and (length is None or len(value) == length) and len(value) % 2 == 0
+            and all(c in "0123456789abcdef" for c in value))
+
+
+def format_fault(envelopes: Sequence[Envelope]) -> tuple[int, str] | None:
+    """(seq, what) of the first envelope whose contents are not in the shape the engine
+    writes them, where a check or a replay would otherwise stumble (the envelope's own field
+    types are the reader's to check: croupier.cli.replay.read_file), or None."""
+    first = envelopes[0]
+    if first.type == TableCreated.TYPE:
+        for name, length in (("seed", 64), ("seed_hash", None)):
+            if name not in first.payload:
+                return first.seq, f"TableCreated has no payload.{name}"
+            if not _is_hex(first.payload[name], length):
+                return first.seq, (f"TableCreated's payload.{name} is {_shown(first.payload[name])}, not "
+                                   f"{length or 'an even number of'} lowercase hex digits")
+    for env in envelopes:
+        cause = env.cause
+        if cause is None:
+            continue
+        command = cause.get("command")
+        if type(command) is not dict or type(command.get("type")) is not str:
+            return env.seq, f"cause.command is {_shown(command)}, not a command (an object with its type)"
+        draws = cause.get("draws", [])
+        if type(draws) is not list or any(type(d) is not dict for d in draws):
+            return env.seq, f"cause.draws is {_shown(draws)}, not a list of draws"
+        events = cause.get("events")
+        if type(events) is not int or events < 1:
+            return env.seq, f"cause.events is {_shown(events)}, not a count of events (an integer from 1)"
+        seat = cause.get("seat")
+        if seat is not None and type(seat) is not int:
+            return env.seq, f"cause.seat is {_shown(seat)}, not a seat number or null"
+        if env.type == "TableForked":
+            origin = env.payload.get("events")
+            if type(origin) is not list or any(type(e) is not dict for e in origin):
+                return env.seq, f"TableForked's payload.events is {_shown(origin)}, not a list of envelopes"
+    return None
+
+
 def audit(envelopes: Sequence[Envelope]) -> AuditReport:
     if not envelopes:
         return AuditReport("", "", 0, faults=[{"seq": 0, "check": "log", "what": "the log is empty"}])
     first = envelopes[0]
     report = AuditReport(first.game_id, first.game_type, len(envelopes))
+    report.at = first.seq
+    try:
+        _audit(envelopes, report)
+    except Exception as exc:  # noqa: BLE001 - contents no check foresaw: a fault of this log, not a crash
+        detail = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        report.fault(report.at, "format", f"the recorded event cannot be checked: {detail}")
+    return report
+
+
+def _audit(envelopes: Sequence[Envelope], report: AuditReport) -> None:
+    first = envelopes[0]
     fault = verify_chain(envelopes)
     if fault:
         report.fault(fault.seq, "chain", fault.what)
-        return report
+        return
     try:
         host = host_for(envelopes)
     except Rejection as exc:
         report.fault(first.seq, "rules_version", exc.message)
-        return report
+        return
     if first.type != TableCreated.TYPE:
         report.fault(first.seq, "seed", "the log does not begin with TableCreated")
-        return report
+        return
+    problem = format_fault(envelopes)
+    if problem:
+        report.fault(problem[0], "format", problem[1])
+        return
     created = first.payload
     if commitment(created["seed"]) != created["seed_hash"]:
         report.fault(first.seq, "seed", "the seed does not match the hash committed at creation")
-        return report
+        return
     # Every draw happens once the game has started (the setup draws are recorded in the
     # batch of the last JoinSeat, beside TableStarted), so all use the start's entropy.
     entropy = _entropy(envelopes)
     if len(envelopes) > 1 and envelopes[1].type == "TableForked":
+        report.at = envelopes[1].seq
         origin = [Envelope.from_dict(e) for e in envelopes[1].payload["events"]]
         sub = audit(origin)
         if not sub.ok:
             f = sub.faults[0]
             report.fault(envelopes[1].seq, "origin", f"the forked-from log of {sub.game_id} fails at seq {f['seq']}: {f['what']}")
-            return report
+            return
     for env in envelopes:
+        report.at = env.seq
         if env.type == "TableEnded" and env.payload.get("seed") != created["seed"]:
             report.fault(env.seq, "seed", "the seed revealed at the end is not the committed one")
-            return report
+            return
         if env.cause:
             for problem in verify_draws(created["seed"], entropy, env.cause.get("draws", [])):
                 report.fault(env.seq, "randomness", problem)
-                return report
+                return
             report.draws += len(env.cause.get("draws", []))
     _rerun(host, envelopes, report)
-    return report
 
 
 def _entropy(envelopes: Sequence[Envelope]) -> str:
@@ -131,6 +198,7 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
     state: TableState | None = None
     for batch in batches(envelopes):
         head = batch[0]
+        report.at = head.seq
         cause = head.cause
         if cause is None:
             report.fault(head.seq, "command", "an event with no recorded command")
@@ -173,8 +241,12 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
                              f"recorded {want.type} {canonical_json(want.payload)[:200]} but the engine yields "
                              f"{etype} {canonical_json(payload)[:200]}")
                 return
-        if len(triples) != len(batch) or cause.get("events") != len(batch):
+        if len(triples) != len(batch):
             report.fault(head.seq, "engine", f"the command yields {len(triples)} events but {len(batch)} are recorded")
+            return
+        if cause["events"] != len(batch):
+            report.fault(head.seq, "engine", f"its cause says the command yields {cause['events']} events, but "
+                         f"{len(batch)} are recorded (and the engine yields {len(triples)})")
             return
         recorded_draws = cause.get("draws", [])
         if (draws or recorded_draws) and canonical_json(list(draws)) != canonical_json(recorded_draws):
@@ -187,6 +259,7 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
                              idle_moves_after(state, head))
         else:
             for env, event in zip(batch, events):
+                report.at = env.seq
                 state = host.evolve(state, env, event)
 
 

@@ -380,3 +380,34 @@ def test_audit_and_replay_of_a_malformed_log_say_where_it_is_at_fault_and_audit_
     assert out["games"] == 3 and out["clean"] == 2
     [faulty] = out["faulty"]
     assert faulty["game_id"] == envs[0].game_id and faulty["first_fault"]["check"] == "format"
+
+
+def test_an_envelope_the_engine_would_not_seal_is_caught_with_a_rebuilt_chain():
+    """Not only each event's type and payload: the envelope it is sealed in too. An event
+    version of 9, another rules version or game type, another seat, or a time or command_id
+    that differs from its command's (all sealed at once) audited clean while replay refused
+    the log."""
+    envs = played()
+    head = next(i for i, e in enumerate(envs) if e.cause and e.cause["events"] > 1 and e.seat is not None and i > 3)
+    other_seat = (envs[head].seat + 1) % 2
+    cases = {
+        "version": (head, {"version": 9}),
+        "rules_version": (head, {"rules_version": 7}),
+        "game_type": (head, {"game_type": "delve"}),
+        "seat": (head, {"seat": other_seat}),
+        "seat as true": (head, {"seat": True}) if envs[head].seat == 1 else (head, {"seat": False}),
+        "time": (head + 1, {"time": envs[head].time + 1}),
+        "command_id": (head + 1, {"command_id": "another"}),
+    }
+    for name, (i, change) in cases.items():
+        tampered = list(envs)
+        tampered[i] = dataclasses.replace(envs[i], **change)
+        fault = first_fault(rechain(tampered))
+        field_name = name.split()[0]
+        assert (fault["check"], fault["seq"]) == ("envelope", envs[i].seq), (name, fault)
+        assert f"with {field_name} " in fault["what"], (name, fault)
+    # A cause holding what the engine never records is caught too.
+    tampered = list(envs)
+    tampered[head] = dataclasses.replace(envs[head], cause={**envs[head].cause, "note": "x"})
+    fault = first_fault(rechain(tampered))
+    assert (fault["check"], fault["seq"]) == ("envelope", envs[head].seq) and "note" in fault["what"], fault

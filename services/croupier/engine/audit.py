@@ -5,7 +5,9 @@ audit() checks, in this order, and names the first seq at fault:
 2. the seed against its commitment (TableCreated's seed_hash, TableEnded's revealed seed);
 3. every recorded random draw against the seed and the seats' entropy;
 4. every recorded command re-run through the engine of the game's rules version: the
-   events it yields must be the recorded ones, byte for byte.
+   events it yields must be the recorded ones, byte for byte, each in the envelope the
+   engine seals it in (its event version, the game type and rules version, the command's
+   seat and command_id, and the time recorded for the command; an `envelope` fault if not).
 
 A log whose chain holds but whose contents are not in the shape the engine writes (a seed
 that is not hex, a cause without its command, draws that are not a list: a hand-made or
@@ -194,8 +196,28 @@ def _entropy(envelopes: Sequence[Envelope]) -> str:
     return ""
 
 
+_CAUSE_KEYS = frozenset(("command", "seat", "draws", "events"))
+
+
+def _envelope_fault(env: Envelope, head: Envelope, host: TableHost, seat: int | None, version: int) -> str | None:
+    """What of env's envelope differs from the one the engine seals the event in: the event's
+    schema version, the game's type and rules version (every event is the table's), and the
+    seat, command_id and time of the command (its first event's: one command is sealed at
+    one time). Types too: a seat of true is not seat 1, though they compare equal."""
+    for name, want in (("version", version), ("game_type", host.spec.id), ("rules_version", host.spec.rules_version),
+                       ("seat", seat), ("command_id", head.command_id), ("time", head.time)):
+        got = getattr(env, name)
+        if got != want or type(got) is not type(want):
+            said = (f"its command's first event (seq {head.seq}) has {canonical_json(want)[:80]}, and the engine "
+                    "seals a command's events with one") if name in ("command_id", "time") and env is not head \
+                else f"the engine seals it with {canonical_json(want)[:80]}"
+            return f"recorded {env.type} with {name} {canonical_json(got)[:80]}, but {said}"
+    return None
+
+
 def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) -> None:
     state: TableState | None = None
+    game_type, rules_version = host.spec.id, host.spec.rules_version
     for batch in batches(envelopes):
         head = batch[0]
         report.at = head.seq
@@ -231,7 +253,12 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
             events, game = [None] * len(sealed), None
             triples = [(e.type, e.version, e.payload) for e in sealed]
             draws = sealed[0].cause["draws"]
-        for (etype, _version, payload), want in zip(triples, batch):
+        seat, time, command_id = command.seat, head.time, head.command_id
+        extra = cause.keys() - _CAUSE_KEYS
+        if extra:
+            report.fault(head.seq, "envelope", f"its cause has {sorted(extra)}, which the engine never records")
+            return
+        for (etype, version, payload), want in zip(triples, batch):
             # Byte for byte, as the hash chain sees them (== would take 1 for true); a field an
             # event got after it was logged, None in the engine's, is absent from the record,
             # and the log is read so (the codec's default).
@@ -240,6 +267,13 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
                 report.fault(want.seq, "engine",
                              f"recorded {want.type} {canonical_json(want.payload)[:200]} but the engine yields "
                              f"{etype} {canonical_json(payload)[:200]}")
+                return
+            # The usual case quickly (an audit reads millions of events); the helper says why not.
+            if (want.version != version or want.seat != seat or want.time != time or want.command_id != command_id
+                    or want.rules_version != rules_version or want.game_type != game_type
+                    or type(want.seat) is not type(seat) or type(want.version) is not int
+                    or type(want.time) is not int or type(want.rules_version) is not int):
+                report.fault(want.seq, "envelope", _envelope_fault(want, head, host, seat, version) or "")
                 return
         if len(triples) != len(batch):
             report.fault(head.seq, "engine", f"the command yields {len(triples)} events but {len(batch)} are recorded")

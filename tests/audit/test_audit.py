@@ -411,3 +411,41 @@ def test_an_envelope_the_engine_would_not_seal_is_caught_with_a_rebuilt_chain():
     tampered[head] = dataclasses.replace(envs[head], cause={**envs[head].cause, "note": "x"})
     fault = first_fault(rechain(tampered))
     assert (fault["check"], fault["seq"]) == ("envelope", envs[head].seq) and "note" in fault["what"], fault
+
+
+def test_a_log_cut_between_commands_is_clean_only_so_far_and_says_it_is_incomplete(tmp_path, capsys):
+    """A log that does not end with TableEnded (a running game's, or an export cut short)
+    audited "clean … hash chain and seed hold": its seed was never revealed. The report says
+    where it ends and that it has not ended; exit 0 still (a running game's log is
+    incomplete by nature) unless --require-ended."""
+    from croupier.cli.main import main
+
+    envs = played()
+    cut = next(i for i in range(len(envs) // 2, len(envs)) if envs[i].cause is not None)  # a command starts here
+    part = envs[:cut]
+    report = audit(part)
+    assert report.ok and not report.ended and report.status == "running" and report.last_seq == envs[cut - 1].seq
+    whole = audit(envs)
+    assert whole.ended and whole.status == "over" and whole.last_seq == envs[-1].seq
+    assert audit(envs[:1]).status == "open"
+    assert {"last_seq", "ended", "status"} <= audit(part).as_dict().keys()
+
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(env.to_json() for env in part) + "\n", encoding="utf-8")
+    assert main(["audit", "--file", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "INCOMPLETE" in out and f"ends at seq {envs[cut - 1].seq} without TableEnded" in out, out
+    assert "seed hold" not in out and "not revealed" in out, out
+    assert main(["audit", "--file", str(path), "--require-ended", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is True and out["ended"] is False and out["status"] == "running"
+    assert out["last_seq"] == envs[cut - 1].seq
+
+    export = tmp_path / "export.jsonl"
+    export.write_text("\n".join(env.to_json() for env in [*played("virtues"), *part]) + "\n", encoding="utf-8")
+    assert main(["audit", "--file", str(export), "--all", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["clean"] == 2 and out["unfinished"] == 1 and out["unfinished_games"] == [envs[0].game_id]
+    assert main(["audit", "--file", str(export), "--all", "--require-ended"]) == 1
+    out = capsys.readouterr().out
+    assert "2 of 2 games clean (1 of them INCOMPLETE" in out and f"{envs[0].game_id} (expeditions): INCOMPLETE" in out

@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --file: audit every game in it (an `export --all` file); exit 1 if any fails")
     p.add_argument("--game", help="game type (skips the look-up)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--require-ended", action="store_true",
+                   help="exit 1 for a log that does not end with TableEnded (a running game's, or one cut short), "
+                        "as for a fault; without it such a log that holds so far exits 0, marked incomplete")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("replay", help="the game as a viewer saw it at a step, and its moves in words")
@@ -197,13 +200,24 @@ def cmd_audit(args: argparse.Namespace) -> int:
     out = report.as_dict()
     if args.json:
         print(json.dumps(out, indent=2, sort_keys=True))
-    elif report.ok:
-        print(f"{report.game_id} ({report.game_type}): clean — {report.events} events, {report.commands} commands "
-              f"re-executed, {report.draws} random draws verified, hash chain and seed hold")
     else:
+        print(_verdict(report))
+    return 0 if report.ok and (report.ended or not args.require_ended) else 1
+
+
+def _verdict(report) -> str:
+    """The one line of a game's audit. A log that does not end with TableEnded holds only so
+    far, and its seed is not revealed yet: said so, never "seed holds"."""
+    name = f"{report.game_id} ({report.game_type})"
+    if not report.ok:
         f = report.faults[0]
-        print(f"{report.game_id} ({report.game_type}): FAULT at seq {f['seq']} ({f['check']}): {f['what']}")
-    return 0 if report.ok else 1
+        return f"{name}: FAULT at seq {f['seq']} ({f['check']}): {f['what']}"
+    counts = (f"{report.events} events, {report.commands} commands re-executed, "
+              f"{report.draws} random draws verified")
+    if report.ended:
+        return f"{name}: clean — {counts}, hash chain and seed hold"
+    return (f"{name}: INCOMPLETE, clean so far — the log ends at seq {report.last_seq} without TableEnded "
+            f"(the table is {report.status}); {counts}, hash chain holds; the seed is not revealed yet")
 
 
 def _audit_all(args: argparse.Namespace) -> int:
@@ -217,10 +231,14 @@ def _audit_all(args: argparse.Namespace) -> int:
         return _fail(exc)
     reports = [audit(envs) for envs in games.values()]
     bad = [r for r in reports if not r.ok]
+    unfinished = [r for r in reports if r.ok and not r.ended]
     summary = {
         "ok": not bad,
         "games": len(reports),
         "clean": len(reports) - len(bad),
+        # Of the clean, those whose log does not end with TableEnded (clean so far).
+        "unfinished": len(unfinished),
+        "unfinished_games": [r.game_id for r in unfinished],
         "events": sum(r.events for r in reports),
         "commands": sum(r.commands for r in reports),
         "draws": sum(r.draws for r in reports),
@@ -229,12 +247,13 @@ def _audit_all(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
-        for r in bad:
-            f = r.faults[0]
-            print(f"{r.game_id} ({r.game_type}): FAULT at seq {f['seq']} ({f['check']}): {f['what']}")
-        print(f"{summary['clean']} of {summary['games']} games clean — {summary['events']} events, "
+        for r in bad + (unfinished if args.require_ended else []):
+            print(_verdict(r))
+        so_far = (f" ({len(unfinished)} of them INCOMPLETE: the log does not end with TableEnded, clean so far)"
+                  if unfinished else "")
+        print(f"{summary['clean']} of {summary['games']} games clean{so_far} — {summary['events']} events, "
               f"{summary['commands']} commands re-executed, {summary['draws']} random draws verified")
-    return 0 if not bad else 1
+    return 0 if not bad and not (args.require_ended and unfinished) else 1
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

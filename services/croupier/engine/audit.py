@@ -9,6 +9,11 @@ audit() checks, in this order, and names the first seq at fault:
    engine seals it in (its event version, the game type and rules version, the command's
    seat and command_id, and the time recorded for the command; an `envelope` fault if not).
 
+A log that does not end with TableEnded (a running game's, or one cut short) can audit
+clean only so far: the report says whether it `ended`, its `last_seq` and the table's
+`status` then, and the seed is revealed (and checked against its commitment in the open)
+only at the end.
+
 A log whose chain holds but whose contents are not in the shape the engine writes (a seed
 that is not hex, a cause without its command, draws that are not a list: a hand-made or
 damaged file) is a `format` fault at the seq where it shows, never an exception: an audit
@@ -27,7 +32,7 @@ from croupier.engine.codec import canonical_json
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope, verify_chain
 from croupier.engine.rng import commitment, verify_draws
-from croupier.engine.table import OVER, TableCreated, TableHost, TableState, advanced, idle_moves_after
+from croupier.engine.table import OPEN, OVER, RUNNING, TableCreated, TableHost, TableState, advanced, idle_moves_after
 
 
 @dataclass
@@ -38,6 +43,9 @@ class AuditReport:
     commands: int = 0
     draws: int = 0
     faults: list[dict[str, Any]] = field(default_factory=list)
+    last_seq: int = 0
+    ended: bool = False  # the log ends with TableEnded (which reveals the seed)
+    status: str = ""  # the table's at the log's end: open, running or over
     # The seq being checked, for a `format` fault raised from deep in a check.
     at: int = field(default=0, repr=False, compare=False)
 
@@ -56,6 +64,9 @@ class AuditReport:
             "events": self.events,
             "commands": self.commands,
             "draws": self.draws,
+            "last_seq": self.last_seq,
+            "ended": self.ended,
+            "status": self.status,
             "first_fault": self.faults[0] if self.faults else None,
             "faults": self.faults[:20],
         }
@@ -133,6 +144,10 @@ def audit(envelopes: Sequence[Envelope]) -> AuditReport:
     first = envelopes[0]
     report = AuditReport(first.game_id, first.game_type, len(envelopes))
     report.at = first.seq
+    report.last_seq = envelopes[-1].seq
+    report.ended = envelopes[-1].type == "TableEnded"
+    report.status = OVER if report.ended else (
+        RUNNING if any(e.type in ("TableStarted", "TableForked") for e in envelopes) else OPEN)
     try:
         _audit(envelopes, report)
     except Exception as exc:  # noqa: BLE001 - contents no check foresaw: a fault of this log, not a crash

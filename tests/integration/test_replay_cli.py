@@ -102,3 +102,16 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_
         assert r.returncode == 0, r.stdout + r.stderr
     finally:
         rules.stop()
+
+
+def test_export_all_of_a_topic_kafka_does_not_have_is_one_line_and_exit_2(kafka, redis_url, prefix):
+    """A wrong CROUPIER_TOPIC_PREFIX (here one nothing was ever logged under) named the
+    missing topic only in a TimeoutError traceback, exit 1: it is bad input, as for
+    `export GAME_ID` of a game not there, so one line naming the topic and the prefix, exit 2
+    (not 75: the broker answered; asking again will not help)."""
+    env = service_env(kafka, redis_url, prefix)
+    r = croupier(env, "export", "--all", "--game", "journey", timeout=90)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == "", r.stderr
+    [line] = [x for x in r.stderr.splitlines() if x.strip()]
+    assert f"no topic {prefix}croupier.events.journey" in line and "CROUPIER_TOPIC_PREFIX" in line, line

@@ -166,9 +166,15 @@ def cmd_export(args: argparse.Namespace) -> int:
                 if when.tzinfo is None:
                     when = when.replace(tzinfo=dt.UTC)
                 since = int(when.timestamp() * 1000)
-            from croupier.rules.store import read_topic_games
+            from croupier.rules.store import NoSuchTopic, read_topic_games
 
-            games = read_topic_games(_kafka(), args.game, since)
+            kafka = _kafka()
+            try:
+                games = read_topic_games(kafka, args.game, since)
+            except NoSuchTopic as exc:
+                raise Rejection("no_such_topic", f"Kafka at {kafka.bootstrap} has no topic {exc.topic}: no game of "
+                                f"{args.game} was logged there, or CROUPIER_TOPIC_PREFIX "
+                                f"({kafka.topic_prefix!r}) is not the services'", "not_found") from None
             lines = [env.to_json() for envs in games.values() for env in envs]
         else:
             if not args.game_id:

@@ -55,6 +55,17 @@ class LogReadStalled(TimeoutError):
     """A read of the log made no progress for its stall_s: the broker went away midway."""
 
 
+class NoSuchTopic(TimeoutError):
+    """The broker answers but knows no such topic (its metadata named no partitions within
+    the wait): a CROUPIER_TOPIC_PREFIX other than the services', or a game type never served
+    on this Kafka. Not LOG_UNREADABLE: asking again will not help. A TimeoutError, as it was
+    before it had a name, for the callers that wait for a topic being created."""
+
+    def __init__(self, topic: str, timeout_s: float):
+        super().__init__(f"topic {topic} has no partitions after {timeout_s} s")
+        self.topic = topic
+
+
 # Every way a read of the log fails because Kafka is away, not because the request was
 # wrong: no broker at the start, a client error, or a read stalled midway. The CLI exits 75
 # on them and the gateway answers 503; the same request may work later.
@@ -109,7 +120,7 @@ def topic_partitions(settings: KafkaSettings, topic: str, timeout_s: float = 30.
             if parts:
                 return len(parts)
             if time.monotonic() > deadline:
-                raise TimeoutError(f"topic {topic} has no partitions after {timeout_s} s")
+                raise NoSuchTopic(topic, timeout_s)
             time.sleep(0.2)
     finally:
         consumer.close()
@@ -371,11 +382,13 @@ def read_game(settings: KafkaSettings, game_id: str, game_types: list[str], sett
 def read_topic_games(settings: KafkaSettings, game_type: str, since_ms: int = 0,
                      settle_s: float = SETTLE_S) -> dict[str, list[Envelope]]:
     """Every game of a type created at or after since_ms, each complete and in order (every
-    acknowledged move included; settle_s: see read_partition)."""
+    acknowledged move included; settle_s: see read_partition). NoSuchTopic when the broker
+    has no topic of that type (after a wait as short as read_game's: the topic of a game
+    that was logged exists already)."""
     topic = settings.topic(game_type)
     games: dict[str, list[Envelope]] = {}
     skip: set[str] = set()
-    for partition in range(topic_partitions(settings, topic)):
+    for partition in range(topic_partitions(settings, topic, timeout_s=3.0)):
         for env in read_partition(settings, topic, partition, settle_s=settle_s):
             if env.game_id in skip:
                 continue

@@ -32,8 +32,10 @@ class Keys:
     def all_games(self) -> str:
         return f"{self.p}games:all"
 
-    def stats(self, game_type: str) -> str:
-        return f"{self.p}stats:{game_type}"
+    def offsets(self) -> str:
+        """The projectors' record of where each partition's folded events end ("topic/partition"
+        -> the offset to read next), written after the read models it covers (service.py)."""
+        return f"{self.p}projector:offsets"
 
     def lag(self) -> str:
         return f"{self.p}projector:lag"
@@ -58,4 +60,8 @@ class Keys:
         the epoch's fold from zero then writes again, listings and all. The other way round a
         game could keep its keys but lose its listings, and the epoch's fold, finding the
         game's state current, would not list it again."""
-        return [f"{self.p}lobby:*", f"{self.p}games:*", f"{self.p}stats:*", f"{self.p}g:*"]
+        # The projectors' offsets and lag go first: a projector that starts in the middle of
+        # the drop reads from the group's offsets (reset to zero), and the rebuild's wait
+        # reads no lag of the folds before it. stats:* is what older versions wrote.
+        return [self.offsets(), self.lag(), f"{self.p}lobby:*", f"{self.p}games:*", f"{self.p}stats:*",
+                f"{self.p}g:*"]

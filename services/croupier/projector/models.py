@@ -7,30 +7,44 @@ that lets a restarted projector go on without re-reading the game.
 
 APPLY runs atomically in Redis: it writes the game's meta, views and state snapshot only if
 the stored version is exactly first_seq - 1, so a redelivered or replayed batch changes
-nothing (returns 0), and a batch that does not continue the stored version is refused
-(returns -1) so the projector can re-read the log instead of writing a hole.
+nothing (returns 0, or 2 when Redis holds a later version than the batch's), and a batch that
+does not continue the stored version is refused (returns -1) so the projector can re-read the
+log instead of writing a hole. A fold from the game's first event is whole, so it is written
+whenever the game has no stored state (a meta left without its state, by an eviction or a
+hand, would otherwise refuse every fold of the game for good).
+
+A finished game's keys expire `finished_ttl_s` after its last event (PEXPIREAT, so a fold
+again from the log, after a rebuild or a rewind, does not make old games live for another
+whole period), and a sweep (`ReadModels.sweep`) takes them out of the finished and all-games
+listings.
 """
 
 from __future__ import annotations
 
-import json
 import pickle
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+import structlog
 
 from croupier.engine.codec import canonical_json
 from croupier.engine.table import OPEN, OVER, RUNNING, TableHost, TableState
 from croupier.projector import feed
 from croupier.projector.keys import Keys
 
+log = structlog.get_logger("croupier.projector")
+
 APPLY = """
 local stored = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 local first = tonumber(ARGV[1])
 local last = tonumber(ARGV[2])
-if stored >= last then return 0 end
-if stored ~= first - 1 then return -1 end
+if first == 1 and redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[1])
+elseif stored > last then return 2
+elseif stored == last then return 0
+elseif stored ~= first - 1 then return -1 end
 local nmeta = tonumber(ARGV[4])
 local i = 5
 local meta = {}
@@ -46,12 +60,22 @@ end
 redis.call('DEL', KEYS[3])
 if nviews > 0 then redis.call('HSET', KEYS[3], unpack(views)) end
 redis.call('SET', KEYS[2], ARGV[3])
-local ttl = tonumber(ARGV[i])
-if ttl > 0 then
-  redis.call('EXPIRE', KEYS[1], ttl); redis.call('EXPIRE', KEYS[2], ttl); redis.call('EXPIRE', KEYS[3], ttl)
+local at = tonumber(ARGV[i])
+if at > 0 then
+  redis.call('PEXPIREAT', KEYS[1], at); redis.call('PEXPIREAT', KEYS[2], at); redis.call('PEXPIREAT', KEYS[3], at)
 end
 return 1
 """
+
+# Drop a game's stored state when its meta still has the version it was read at: a state that
+# does not match its meta (or cannot be read) makes the next fold start from the game's first
+# event, which APPLY then writes whole.
+DROP_STATE = """
+if redis.call('HGET', KEYS[1], 'version') == ARGV[1] then return redis.call('DEL', KEYS[2]) end
+return 0
+"""
+
+SWEEP_BATCH = 1000  # finished games one sweep round takes out of the listings
 
 
 @dataclass
@@ -65,30 +89,27 @@ class Flush:
     joins: dict[int, int] = field(default_factory=dict)  # seat -> seq of its SeatJoined (0: left)
 
 
-def summary(state: TableState) -> dict[str, Any]:
-    result = state.result or {}
-    return {
-        "events": state.version,
-        "winners": list(result.get("winners", [])),
-        "scores": list(result.get("scores", [])) if isinstance(result.get("scores"), (list, tuple)) else None,
-        "bots": [None if p is None else p.get("bot") for p in state.players],
-        "reason": state.end_reason,
-        "seats": state.seats,
-    }
-
-
 class ReadModels:
     def __init__(self, client: redis.Redis, keys: Keys, finished_ttl_s: int = 0):
         self.r = client
         self.k = keys
         self.ttl = finished_ttl_s
         self._apply = client.register_script(APPLY)
+        self._drop_state = client.register_script(DROP_STATE)
+
+    def expires_at(self, state: TableState) -> int:
+        """When a game's read models expire (ms since the epoch): finished_ttl_s after the last
+        event of a finished game; 0 for a game not over, or with no TTL set."""
+        if state.status != OVER or not self.ttl:
+            return 0
+        return state.last_time + self.ttl * 1000
 
     def load(self, hosts: dict[str, TableHost], game_ids: list[str]) -> dict[str, TableState]:
         """The stored snapshots of these games (those that have one)."""
         if not game_ids:
             return {}
-        pipe = self.r.pipeline(transaction=False)
+        # One transaction: the version and the state are read as one APPLY left them.
+        pipe = self.r.pipeline(transaction=True)
         for gid in game_ids:
             pipe.hget(self.k.meta(gid), "version")
             pipe.get(self.k.state(gid))
@@ -98,9 +119,19 @@ class ReadModels:
             version, blob = raw[2 * i], raw[2 * i + 1]
             if version is None or blob is None:
                 continue
-            state = pickle.loads(blob)
-            if state.version == int(version):
+            try:
+                state = pickle.loads(blob)
+                ok = state.version == int(version)
+            except Exception as exc:  # a state this code cannot read: fold the game again
+                log.warning("stored_state_unreadable", game_id=gid, error=f"{type(exc).__name__}: {exc}")
+                ok = False
+            if ok:
                 out[gid] = state
+            else:
+                # Not the state of its meta's version (an eviction, a hand): drop it, so the
+                # fold from the game's first event that the gap brings is written whole.
+                log.warning("stored_state_dropped", game_id=gid, version=int(version))
+                self._drop_state(keys=[self.k.meta(gid), self.k.state(gid)], args=[version])
         return out
 
     def relist(self, states: dict[str, TableState]) -> None:
@@ -114,22 +145,27 @@ class ReadModels:
         if not states:
             return
         pipe = self.r.pipeline(transaction=False)
+        now_ms = int(time.time() * 1000)
         for gid, state in states.items():
-            self._queue_listings(pipe, Flush(gid, state.game_type, state.version, state), None)
+            self._queue_listings(pipe, Flush(gid, state.game_type, state.version, state), None, now_ms)
         pipe.execute()
 
     def apply(self, flushes: list[Flush], hosts: dict[str, TableHost]) -> list[int]:
         """Apply a batch of games' updates: one round trip for the guarded writes, one for the
         listings of the games that are now current (applied, or applied before). A failure
         between the two round trips is repaired when the game's state is next loaded
-        (`relist`). Per game 1, 0 or -1."""
+        (`relist`). Per game 1 (applied), 0 (applied before), 2 (Redis holds a later version:
+        its writer listed it) or -1 (refused)."""
         pipe = self.r.pipeline(transaction=False)
         messages = [self._queue_apply(pipe, f, hosts[f.game_type]) for f in flushes]
         results = [int(r) for r in pipe.execute()]
         pipe = self.r.pipeline(transaction=False)
+        now_ms = int(time.time() * 1000)
         for f, result, message in zip(flushes, results, messages):
-            if result >= 0:
-                self._queue_listings(pipe, f, message)
+            if result in (0, 1):
+                # Not on 2: the listings of an older state would undo its writer's (a game
+                # that ended put back among the running by a projector that lost the race).
+                self._queue_listings(pipe, f, message, now_ms)
         pipe.execute()
         return results
 
@@ -167,12 +203,21 @@ class ReadModels:
         args.append(len(views))
         for key, value in views.items():
             args.extend((key, value))
-        args.append(self.ttl if state.status == OVER and self.ttl else 0)
+        args.append(self.expires_at(state))
         self._apply(keys=[k.meta(f.game_id), k.state(f.game_id), k.views(f.game_id)], args=args, client=pipe)
         return feed.encode(state.version, state.status, views)
 
-    def _queue_listings(self, pipe, f: Flush, message: str | None) -> None:
+    def _queue_listings(self, pipe, f: Flush, message: str | None, now_ms: int) -> None:
         state, k, gid, gtype = f.state, self.k, f.game_id, f.game_type
+        expires = self.expires_at(state)
+        if expires and expires <= now_ms:
+            # Its keys expired as APPLY wrote them (a finished game folded again after its
+            # time): it is in no listing, and nobody follows its feed.
+            pipe.zrem(k.lobby(gtype), gid)
+            pipe.zrem(k.running(gtype), gid)
+            pipe.zrem(k.finished(gtype), gid)
+            pipe.zrem(k.all_games(), f"{gtype}:{gid}")
+            return
         if state.status == OPEN:
             pipe.zadd(k.lobby(gtype), {gid: f.state.created})
         else:
@@ -182,9 +227,32 @@ class ReadModels:
         elif state.status == OVER:
             pipe.zrem(k.running(gtype), gid)
             pipe.zadd(k.finished(gtype), {gid: state.last_time})
-            pipe.hset(k.stats(gtype), gid, json.dumps(summary(state), sort_keys=True))
         pipe.zadd(k.all_games(), {f"{gtype}:{gid}": f.state.created})
         # After the write (the previous round trip): a gateway that reads on hearing it finds
         # at least this version. The message carries the views themselves (feed.py).
         if message is not None:
             pipe.publish(k.feed(gid), message)
+
+    def sweep(self, game_types: list[str], now_ms: int, *, rounds: int = 10) -> int:
+        """Take finished games whose read models have expired out of the finished and
+        all-games listings (their own keys expire by themselves); returns how many. At most
+        rounds × SWEEP_BATCH games a call, so a sweep never holds the projector long; what is
+        left goes at the next. Several projectors may sweep at once: ZREM is idempotent."""
+        if not self.ttl:
+            return 0
+        cutoff = now_ms - self.ttl * 1000
+        swept = 0
+        for gtype in game_types:
+            for _ in range(rounds):
+                ids = [m.decode() if isinstance(m, bytes) else m for m in
+                       self.r.zrangebyscore(self.k.finished(gtype), "-inf", cutoff, start=0, num=SWEEP_BATCH)]
+                if not ids:
+                    break
+                pipe = self.r.pipeline(transaction=False)
+                pipe.zrem(self.k.finished(gtype), *ids)
+                pipe.zrem(self.k.all_games(), *(f"{gtype}:{gid}" for gid in ids))
+                pipe.execute()
+                swept += len(ids)
+                if len(ids) < SWEEP_BATCH:
+                    break
+        return swept

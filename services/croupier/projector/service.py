@@ -5,6 +5,13 @@ It heals itself: a batch that does not continue a game's stored version (Redis l
 or a rebuild dropped the models) makes it re-read that partition from offset zero, which
 is harmless because every write is guarded by seq. `croupier projector rebuild` drops the
 read models and bumps an epoch that running projectors watch, so they re-read everything.
+
+Where each partition's folded events end is also kept in Redis (`Keys.offsets`), written after
+the read models it covers and before the offsets are committed to Kafka: Redis's append-only
+file keeps its writes in order, so a Redis that comes back without its last second (a node
+lost between two fsyncs) has lost that record's last writes too, and a partition is read from
+there rather than from Kafka's committed offset, which is past the lost writes. A projector
+notices a Redis that restarted under it (redis-py reconnects by itself) by its run_id.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ log = structlog.get_logger("croupier.projector")
 
 GROUP = "croupier-projector"
 NO_JOINS: dict[int, int] = {}  # a Flush's joins when the batch changed no seat (never written to)
+FINISHED_TTL_S = 7 * 86_400  # how long a finished game's read models stay in Redis (0: for good)
+SWEEP_EVERY_S = 60.0  # how often the listings lose the finished games whose read models expired
 
 
 @dataclass(frozen=True)
@@ -49,7 +58,7 @@ class ProjectorSettings:
         return cls(
             redis_url=redis_url_from_env(),
             key_prefix=env_str("CROUPIER_KEY_PREFIX", ""),
-            finished_ttl_s=env_int("CROUPIER_PROJECTOR_FINISHED_TTL_S", 0, 0),
+            finished_ttl_s=env_int("CROUPIER_PROJECTOR_FINISHED_TTL_S", FINISHED_TTL_S, 0),
             metrics_port=env_int("CROUPIER_PROJECTOR_METRICS_PORT", 0, 0),
             max_records=env_int("CROUPIER_PROJECTOR_MAX_RECORDS", 5000, 1),
             kafka=KafkaSettings.from_env(),
@@ -99,6 +108,7 @@ class Projector:
         # assigned at the beginning): _check_epoch then only commits and acknowledges it.
         self._assigned_from_zero: int | None = None
         self.rewound: set[TopicPartition] = set()
+        self.redis_run_id: str | None = None  # the Redis process folded into (_check_redis)
 
     def forget(self, partitions) -> None:
         gone = {TopicPartition(tp.topic, tp.partition) for tp in partitions}
@@ -127,13 +137,37 @@ class Projector:
             for tp in partitions:
                 tp.offset = OFFSET_BEGINNING
             self._assigned_from_zero = epoch
+        else:
+            # Where Redis's read models of each partition end; without Redis's record,
+            # librdkafka starts them from the group's committed offsets.
+            stored = self._stored_offsets() if partitions else None
+            for tp in partitions if stored is not None else ():
+                tp.offset = stored.get((tp.topic, tp.partition), OFFSET_BEGINNING)
         consumer.assign(partitions)
+
+    def _stored_offsets(self) -> dict[tuple[str, int], int] | None:
+        """Keys.offsets, read from Redis: where each partition's read models end, a partition
+        missing from it having none yet (it is read from its beginning). None when Redis has
+        no such record at all (it lost everything, or no projector of this version wrote it
+        yet) or does not answer: then the group's committed offsets are all there is."""
+        try:
+            raw = self.redis.hgetall(self.keys.offsets())
+        except redis.RedisError:
+            return None
+        if not raw:
+            return None
+        out = {}
+        for field, value in raw.items():
+            topic, _, partition = field.decode().rpartition("/")
+            out[(topic, int(partition))] = int(value)
+        return out
 
     def connect(self) -> Consumer:
         # Start from the last rebuild any projector acknowledged, read before joining: a
         # rebuild requested since then (even while this process was starting) is not yet
         # folded, so the first assignment re-reads from zero (see assigned and _check_epoch).
         self.epoch = int(self.redis.get(self.keys.epoch_ack()) or 0)
+        self.redis_run_id = self._run_id()
         for topic in self.topics:
             ensure_topic(self.s.kafka, topic)
         consumer = Consumer(consumer_config(
@@ -157,7 +191,7 @@ class Projector:
 
     def run(self) -> None:
         consumer = self.consumer or self.connect()
-        last_lag = 0.0
+        last_lag = last_sweep = 0.0
         try:
             while not self._stop.is_set():
                 try:
@@ -168,8 +202,15 @@ class Projector:
                         self.fold(consumer, batch)
                         self._commit(consumer, batch, self.rewound)
                     if time.monotonic() - last_lag > 1.0:
+                        if self._check_redis(consumer):
+                            continue
                         self._report_lag(consumer)
                         last_lag = time.monotonic()
+                    if time.monotonic() - last_sweep > SWEEP_EVERY_S:
+                        last_sweep = time.monotonic()
+                        swept = self.models.sweep(self.game_ids, int(time.time() * 1000))
+                        if swept:
+                            log.info("finished_games_swept", games=swept)
                 except redis.RedisError as exc:
                     # Redis is away (a restart, maybe without its data): wait, then fold
                     # again from the committed offsets; the writes are guarded by seq.
@@ -207,13 +248,36 @@ class Projector:
         offsets = [TopicPartition(topic, partition, end) for (topic, partition), end in self.commit_offsets(batch).items()
                    if TopicPartition(topic, partition) in usable]
         if offsets:
+            # Redis's record first (after the writes it covers, on the same connection).
+            self.redis.hset(self.keys.offsets(), mapping={f"{tp.topic}/{tp.partition}": tp.offset for tp in offsets})
             for tp in consumer.commit(offsets=offsets, asynchronous=False) or []:
                 if tp.error is not None:
                     raise KafkaException(tp.error)
 
+    def _run_id(self) -> str | None:
+        try:
+            return str(self.redis.info("server").get("run_id"))
+        except redis.RedisError:
+            return None
+
+    def _check_redis(self, consumer: Consumer) -> bool:
+        """Whether Redis restarted since the last look (a new run_id): then what it lost (the
+        last second before a crash, or everything without its volume) is folded again, from
+        where its record of offsets ends. True if it did."""
+        run_id = self._run_id()
+        if run_id is None or run_id == self.redis_run_id:
+            return False
+        known, self.redis_run_id = self.redis_run_id, run_id
+        if known is None:
+            return False
+        log.warning("redis_restarted", folding_again_from="its record of offsets")
+        self._from_committed(consumer)
+        return True
+
     def _from_committed(self, consumer: Consumer) -> None:
-        """Forget what is cached and go back to the last committed offsets: what was polled
-        since then may not have reached Redis."""
+        """Forget what is cached and go back to where Redis's read models end (Keys.offsets),
+        else to the last committed offsets: what was polled since then may not have reached
+        Redis."""
         self._forget_all()
         self._assigned_from_zero = None  # seeking to the committed offsets undoes that rewind
         assigned = consumer.assignment()
@@ -223,8 +287,11 @@ class Projector:
             committed = consumer.committed(assigned, timeout=10)
         except KafkaException:
             committed = [TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING) for tp in assigned]
+        stored = self._stored_offsets()
         for tp in committed:
             offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
+            if stored is not None:
+                offset = stored.get((tp.topic, tp.partition), OFFSET_BEGINNING)
             try:
                 consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
             except KafkaException:
@@ -255,6 +322,8 @@ class Projector:
                 return True
         log.info("rebuild_requested", epoch=epoch, partitions=len(assigned))
         self._forget_all()
+        # Redis's record of offsets goes back with them (a restart reads from zero too).
+        self.redis.hdel(self.keys.offsets(), *(f"{tp.topic}/{tp.partition}" for tp in assigned))
         # Make the rewind durable, so a partition that moves to another projector
         # before we re-fold it is re-read from zero there too.
         consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, 0) for tp in assigned], asynchronous=False)
@@ -336,8 +405,10 @@ class Projector:
                 if result < 0:
                     rewind.add(where[f.game_id])
                     self.cache.pop(f.game_id, None)
-                elif f.state.status == OVER:
-                    self.cache.pop(f.game_id, None)  # finished: nothing more will come
+                elif result == 2 or f.state.status == OVER:
+                    # Finished: nothing more will come. 2: Redis holds a later version (another
+                    # projector's, in a handover): the next batch of the game starts from it.
+                    self.cache.pop(f.game_id, None)
                     self.partition_of.pop(f.game_id, None)
                 else:
                     self.cache[f.game_id] = f.state
@@ -504,7 +575,9 @@ def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wai
         while time.monotonic() < deadline:
             ack = int(r.get(keys.epoch_ack()) or 0)
             lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
-            if (ack >= epoch or reset) and lag and sum(lag.values()) == 0:
+            # A projector acknowledged the epoch (so its lag is of the fold from zero; the
+            # rebuild dropped the older readings) and nothing is left to fold.
+            if ack >= epoch and lag and sum(lag.values()) == 0:
                 out["caught_up"] = True
                 break
             time.sleep(0.5)

@@ -119,3 +119,28 @@ def test_renderer_images_and_unsupported_fields(tmp_path):
     (tmp_path / "kustomization.yaml").write_text("resources: []\ncommonLabels: {a: b}\n")
     with pytest.raises(kustomize_lite.KustomizeError, match="outside the supported subset"):
         kustomize_lite.build(tmp_path)
+
+
+def _bytes(quantity: str) -> int:
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "kb": 2**10, "mb": 2**20, "gb": 2**30}
+    for unit, factor in units.items():
+        if quantity.lower().endswith(unit.lower()):
+            return int(float(quantity[:-len(unit)]) * factor)
+    return int(quantity)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_redis_refuses_writes_when_full_below_its_container_s_limit(rendered, overlay):
+    """A Redis that fills its container is OOM-killed and reloads the same append-only file into
+    the same limit, again and again; one that evicts may drop a game's state under its meta.
+    Each overlay's Redis has a maxmemory at most 80 % of its memory limit (room for the file's
+    rewrite, a fork), and evicts nothing."""
+    from deploy_objects import container
+
+    redis = container(rendered[overlay].require("StatefulSet", "redis"), "redis")
+    args = redis["args"]
+    limit = _bytes(redis["resources"]["limits"]["memory"])
+    maxmemory = _bytes(args[args.index("--maxmemory") + 1])
+    assert 0 < maxmemory <= 0.8 * limit, (maxmemory, limit)
+    assert args[args.index("--maxmemory-policy") + 1] == "noeviction"
+    assert args[args.index("--appendonly") + 1] == "yes"

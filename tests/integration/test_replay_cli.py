@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 from harness import croupier, service_env, start_rules, wait_owned
-from rules_driver import play
+from rules_driver import play, play_moves
 
 from croupier.rules.client import RulesClient
 from croupier.v1 import rules_pb2
@@ -27,7 +27,7 @@ def prefix(redis):
         redis.delete(*keys)
 
 
-def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_path):
+def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, redis, prefix, tmp_path):
     rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
     try:
         wait_owned(redis_url, prefix, GAME, 4, services=[rules])
@@ -79,9 +79,35 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, prefix, tmp_
             closed = f"127.0.0.1:{s.getsockname()[1]}"
         r = croupier(env, "fork", gid, "--at", str(at), "--rules", closed)
         assert r.returncode == 75 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
+        assert "run it again with --command-id" in r.stderr, r.stderr  # how to retry without a second fork
         r = croupier(env, "fork", gid, "--at", str(at), "--rules", addr)
         assert r.returncode == 0, r.stderr
         fork_id = json.loads(r.stdout)["game_id"]
+        # Its id names its type, as the gateway's do (how the gateway finds a new table's type).
+        assert fork_id.startswith(f"{GAME}-"), fork_id
+
+        # Retry-safe: the same --command-id names the same fork, made once. The retry finds
+        # the replica through Redis, whose owners are stale but one: each is tried in turn.
+        r = croupier(env, "fork", gid, "--at", str(at), "--rules", addr, "--command-id", "op-fork-1")
+        assert r.returncode == 0, r.stderr
+        made = json.loads(r.stdout)
+        assert made["game_id"].startswith(f"{GAME}-") and made["game_id"] != fork_id and made["duplicate"] is False
+        owners_key = f"{prefix}croupier:owners:{GAME}"
+        live = redis.hgetall(owners_key)
+        with redis.pipeline() as tx:  # a whole table at once: the replica's refresh only fills gaps
+            tx.delete(owners_key)
+            tx.hset(owners_key, mapping={**{str(p): closed for p in range(3)}, "3": addr})
+            tx.execute()
+        try:
+            r = croupier(env, "fork", gid, "--at", str(at), "--command-id", "op-fork-1")
+        finally:
+            with redis.pipeline() as tx:
+                tx.delete(owners_key)
+                tx.hset(owners_key, mapping=live)
+                tx.execute()
+        assert r.returncode == 0, r.stdout + r.stderr
+        again = json.loads(r.stdout)
+        assert (again["game_id"], again["version"], again["duplicate"]) == (made["game_id"], made["version"], True)
 
         async def go_on():
             client = RulesClient(addr)
@@ -115,3 +141,45 @@ def test_export_all_of_a_topic_kafka_does_not_have_is_one_line_and_exit_2(kafka,
     assert "Traceback" not in r.stderr and r.stdout == "", r.stderr
     [line] = [x for x in r.stderr.splitlines() if x.strip()]
     assert f"no topic {prefix}croupier.events.journey" in line and "CROUPIER_TOPIC_PREFIX" in line, line
+
+
+def test_a_fork_retried_after_the_service_forgot_its_command_id_answers_the_same_fork(kafka, redis_url, prefix,
+                                                                                      tmp_path):
+    """Past the rules service's window of remembered command ids, the retry's derived id is
+    refused as taken: the fork of that id is read from the log, and if its own command is
+    this one (the same command_id, origin and step), that is the answer, not an error and
+    not a second fork."""
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path, CROUPIER_RULES_DEDUPE_WINDOW="1")
+    try:
+        wait_owned(redis_url, prefix, GAME, 4, services=[rules])
+        gid = uuid.uuid4().hex
+
+        async def setup():
+            client = RulesClient(addr)
+            await play(client, GAME, gid, 2, 6, {}, random.Random(5))
+            await client.close()
+
+        asyncio.run(setup())
+        env = service_env(kafka, redis_url, prefix)
+        r = croupier(env, "export", gid)
+        rows = [json.loads(x) for x in r.stdout.splitlines()]
+        at = rows[-1]["seq"]
+        r = croupier(env, "fork", gid, "--at", str(at), "--rules", addr, "--command-id", "op-2")
+        assert r.returncode == 0, r.stderr
+        made = json.loads(r.stdout)
+
+        async def one_move_on():  # the fork's own command id leaves the window of 1
+            client = RulesClient(addr)
+            await play_moves(client, GAME, made["game_id"], 1, {}, random.Random(6))
+            await client.close()
+
+        asyncio.run(one_move_on())
+        r = croupier(env, "fork", gid, "--at", str(at), "--rules", addr, "--command-id", "op-2")
+        assert r.returncode == 0, r.stdout + r.stderr
+        again = json.loads(r.stdout)
+        assert (again["game_id"], again["version"], again["duplicate"]) == (made["game_id"], made["version"], True)
+        # Another command id at the same step is another fork.
+        r = croupier(env, "fork", gid, "--at", str(at), "--rules", addr, "--command-id", "op-3")
+        assert r.returncode == 0 and json.loads(r.stdout)["game_id"] != made["game_id"], r.stderr
+    finally:
+        rules.stop()

@@ -64,8 +64,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("game_id")
     p.add_argument("--at", type=_seq, required=True, metavar="SEQ")
     p.add_argument("--game", help="game type (skips the look-up)")
-    p.add_argument("--rules", help="a rules replica of that game type (host:port); default from Redis")
+    p.add_argument("--rules", help="a rules replica of that game type (host:port); default: every one Redis names, "
+                                   "the owner of the fork's partition first")
+    p.add_argument("--command-id", type=_command_id, default=None, metavar="ID",
+                   help="makes the fork retry-safe: the same GAME_ID, SEQ and ID name the same fork, made once "
+                        "(default: a new one, printed, and named in the message of a failure worth retrying)")
     p.set_defaults(func=cmd_fork)
+
+
+COMMAND_ID_MAX = 100  # as the gateway's
+
+
+def _command_id(text: str) -> str:
+    if not 1 <= len(text) <= COMMAND_ID_MAX or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"a command id is 1..{COMMAND_ID_MAX} printable characters")
+    return text
+
+
+def fork_id(game_type: str, game_id: str, at: int, command_id: str) -> str:
+    """The id of the fork of game_id at `at` that command_id asks for: derived, so a retry
+    names the same table (and the rules service answers it as the duplicate it is), and
+    prefixed with its game type as the gateway's ids are (the gateway finds a table's type
+    from its id before the read models know it)."""
+    import hashlib
+
+    digest = hashlib.sha256(f"fork:{game_id}:{at}:{command_id}".encode()).hexdigest()
+    return f"{game_type}-{digest[:16]}"
 
 
 def _kafka():
@@ -303,43 +327,77 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_fork(args: argparse.Namespace) -> int:
     import asyncio
-    import uuid
+    import secrets
 
     from croupier.rules.client import RulesClient
+    from croupier.rules.errors import RETRYABLE
     from croupier.v1 import rules_pb2
 
+    cid = args.command_id or secrets.token_hex(12)
     try:
         envelopes = load(args)
         game_type = envelopes[0].game_type
-        address = args.rules or _any_replica(game_type)
+        new_id = fork_id(game_type, args.game_id, args.at, cid)
+        addresses = [args.rules] if args.rules else _replicas(game_type, new_id)
     except Rejection as exc:
         return _fail(exc)
-    new_id = uuid.uuid4().hex
 
     async def go():
-        client = RulesClient(address)
+        # Every replica Redis names, in turn: the client moves on from one that does not
+        # answer (a stale owner) and follows a not_owner answer to the owner it names.
+        client = RulesClient(addresses)
         try:
             return await client.call("ForkGame", rules_pb2.ForkGameRequest(
-                game_type=game_type, game_id=new_id, origin_game_id=args.game_id, at_seq=args.at, command_id=f"fork:{new_id}"))
+                game_type=game_type, game_id=new_id, origin_game_id=args.game_id, at_seq=args.at,
+                command_id=f"fork:{cid}"))
         finally:
             await client.close()
 
     try:
-        result = asyncio.run(go())
+        result = asyncio.run(go()).result
+        version, duplicate = result.version, result.duplicate
     except Rejection as exc:
-        return _fail(exc)
-    print(json.dumps({"game_id": new_id, "origin": {"game_id": args.game_id, "seq": args.at}, "version": result.result.version}))
+        made = _made_by(new_id, game_type, cid, args) if exc.code == "already_exists" else None
+        if made is None:
+            if exc.kind in RETRYABLE:
+                exc = Rejection(exc.code, f"{exc.message}; nothing or the fork may have been made: run it again with "
+                                f"--command-id {cid} to get the same fork ({new_id}), made once", "unavailable")
+            return _fail(exc)
+        version, duplicate = made, True
+    print(json.dumps({"game_id": new_id, "game_type": game_type, "command_id": cid,
+                      "origin": {"game_id": args.game_id, "seq": args.at}, "version": version,
+                      "duplicate": duplicate}))
     return 0
 
 
-def _any_replica(game_type: str) -> str:
+def _made_by(new_id: str, game_type: str, cid: str, args: argparse.Namespace) -> int | None:
+    """When the rules service refuses the fork's id as taken: the version the fork's own
+    command left it at if the table of that id is this very fork (a retry long after the
+    first try, when the service no longer remembers its command_id), else None."""
+    from croupier.rules.store import read_game
+
+    log = read_game(_kafka(), new_id, [game_type])
+    first = log[0] if log else None
+    if (first is None or first.command_id != f"fork:{cid}" or first.cause is None
+            or (first.payload.get("origin") or {}).get("game_id") != args.game_id
+            or (first.payload.get("origin") or {}).get("seq") != args.at):
+        return None
+    return first.command_end
+
+
+def _replicas(game_type: str, game_id: str) -> list[str]:
+    """The distinct rules replicas of a game type that Redis names, the owner of game_id's
+    partition first."""
     import redis
 
     from croupier.rules.settings import RulesSettings
+    from croupier.rules.store import partition_for
 
     settings = RulesSettings.from_env(game_type)
     r = redis.Redis.from_url(settings.redis_url)
-    owners = r.hvals(f"{settings.key_prefix}croupier:owners:{game_type}")
+    owners = {int(k): v.decode() for k, v in r.hgetall(f"{settings.key_prefix}croupier:owners:{game_type}").items()}
     if not owners:
         raise Rejection("no_replica", f"no rules replica of {game_type} is running", "unavailable")
-    return owners[0].decode()
+    partitions = int(r.get(f"{settings.key_prefix}croupier:partitions:{game_type}") or 0)
+    first = owners.get(partition_for(game_id, partitions)) if partitions else None
+    return list(dict.fromkeys([a for a in [first, *sorted(set(owners.values()))] if a]))

@@ -442,7 +442,7 @@ class Gateway(OperatorDesk):
         request = rules_pb2.LeaveSeatRequest(game_type=game_type, game_id=game_id, seat=seat,
                                              command_id=f"leave:{seat}:{cid}")
         response = await self._call(game_type, game_id, "LeaveSeat", request)
-        await self.reads.drop_holder(game_id, seat, claims.jti)
+        await self.reads.drop_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
         self.holders.forget(game_id)
         version = int(response.result.version)
         await self.wait_projected(game_id, version)

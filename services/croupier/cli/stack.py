@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from croupier import stack
@@ -23,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     up = actions.add_parser("up", help="start what is not running and wait until it answers")
     components(up)
-    up.add_argument("--timeout", type=float, default=None,
+    up.add_argument("--timeout", type=_seconds, default=None,
                     help="seconds to wait for readiness (default CROUPIER_STACK_START_TIMEOUT or 60)")
     up.add_argument("--quiet", action="store_true", help="print only the timing line")
     up.set_defaults(func=cmd_up)
@@ -38,13 +39,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     st.set_defaults(func=cmd_status)
 
 
+def _seconds(text: str) -> float:
+    """--timeout: seconds, more than 0 and finite (nan waited for ever, and a negative
+    wait stopped at once what `up` had just started)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"the timeout is a number of seconds above 0, not {text}")
+    return value
+
+
 def _settings() -> StackSettings:
     return StackSettings.from_env()
 
 
-def _fail(message: str) -> int:
-    print(f"croupier stack: {message}", file=sys.stderr)
-    return 1
+def _fail(exc: Exception) -> int:
+    """2 for a setting that cannot be used (bad input, as everywhere in the CLI), 1 for what
+    went wrong doing the work (a port taken, a start that timed out)."""
+    print(f"croupier stack: {exc}", file=sys.stderr)
+    return 2 if isinstance(exc, ConfigError) else 1
 
 
 def how_to_reach(settings: StackSettings, components: list[str]) -> list[str]:
@@ -63,7 +78,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         components = args.only or list(stack.COMPONENTS)
         report = stack.up(settings, components, timeout=args.timeout)
     except (ConfigError, stack.StackError) as exc:
-        return _fail(str(exc))
+        return _fail(exc)
     parts = [f"{name} {secs:.1f} s" for name, secs in sorted(report.ready_after.items())]
     if report.started:
         print(f"stack ready in {report.seconds:.1f} s (start to ready: {', '.join(parts)}; "
@@ -81,7 +96,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     try:
         outcome = stack.down(_settings(), args.only or list(stack.COMPONENTS))
     except (ConfigError, stack.StackError, RuntimeError) as exc:
-        return _fail(str(exc))
+        return _fail(exc)
     for name, what in outcome.items():
         print(f"{name:<6} {what}")
     return 0
@@ -92,7 +107,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         settings = _settings()
         statuses = stack.status(settings, args.only or list(stack.COMPONENTS))
     except (ConfigError, stack.StackError) as exc:
-        return _fail(str(exc))
+        return _fail(exc)
     if args.json:
         print(json.dumps([s.__dict__ for s in statuses], indent=2))
     else:

@@ -23,15 +23,15 @@ PROTO_DIR := proto
 PROTO_OUT := services
 PROTOS := $(shell find $(PROTO_DIR) -name '*.proto' 2>/dev/null | sort)
 
-# The command that starts the services once they exist (rules, projector, gateway);
-# `make run` calls it after the stack is up: `croupier demo` (Ctrl-C stops services and stack).
+# The command that starts the services (rules, projector, gateway) once the stack is up:
+# `croupier demo` (Ctrl-C stops the services and the stack). Empty: `make run` starts only the stack.
 RUN_SERVICES ?= $(CROUPIER) demo --stop-stack
 
 .PHONY: help setup system-deps run up down status test bench lint clean distclean
 
 help:
-	@echo "make run      bring up Kafka and Redis (and the services, once they exist)"
-	@echo "make test     the whole test suite (starts and stops its own Kafka and Redis)"
+	@echo "make run      bring up Kafka, Redis and the services (croupier demo; Ctrl-C stops them all)"
+	@echo "make test     the whole test suite (its own Kafka and Redis: containers if Docker answers, else local processes)"
 	@echo "make setup    .venv, the croupier command, generated code, Kafka jars, redis-server, kcat"
 	@echo "make up | down | status   the local stack (croupier stack up|down|status)"
 	@echo "make bench    the benchmarks     make lint   ruff and the import contracts"
@@ -69,7 +69,7 @@ run: setup
 ifneq ($(strip $(RUN_SERVICES)),)
 	$(RUN_SERVICES)
 else
-	@echo "The services (rules, projector, gateway) are not built yet; this target will start them."
+	@echo "RUN_SERVICES is empty: only the stack was started ('croupier demo' starts the services on it)."
 	@echo "The stack keeps running: 'make status' to look, 'make down' to stop it."
 endif
 
@@ -86,7 +86,7 @@ test: setup
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup
-	@if [ -f bench/run.py ]; then $(PY) bench/run.py; else echo "no benchmarks yet (bench/run.py)"; fi
+	@if [ -f bench/run.py ]; then $(PY) bench/run.py; else echo "bench/run.py, the benchmarks' runner, is missing from this checkout"; fi
 
 lint: setup
 	@$(BIN)/ruff check services gateway tests $(wildcard bench)

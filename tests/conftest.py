@@ -6,8 +6,8 @@ Where they come from, in order:
 2. containers (testcontainers), when a Docker daemon answers;
 3. the local processes of ``croupier stack``, on free ports with their own state directory
    under a temp dir, stopped after the session.
-``CROUPIER_TEST_STACK=local`` or ``=docker`` forces 2 or 3. If none can start, the tests that
-need it ERROR; they never skip.
+``CROUPIER_TEST_STACK=docker`` forces 2 and ``=local`` forces 3 (``auto``, the default, tries
+2 then 3). If none can start, the tests that need it ERROR; they never skip.
 
 Per test: ``topic_name`` (unique), ``create_topic`` (creates topics, deletes them after),
 ``redis_prefix`` (a unique key prefix, its keys deleted after).

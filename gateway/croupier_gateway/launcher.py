@@ -59,8 +59,8 @@ class Process:
 # the benchmarks), where one replica serves each game type: fewer, busier partitions let group
 # commit put more commands in each transaction (docs/performance.md). CROUPIER_PARTITIONS
 # overrides it; a topic that exists keeps its partitions. Deployments that scale a game type
-# out over replicas set more (k8s and compose: 6), as a game type has at most one replica a
-# partition.
+# out over replicas set more (compose and the k8s base: 6; the k8s prod overlay: 24), as a game
+# type has at most one replica a partition.
 LOCAL_PARTITIONS = 2
 
 

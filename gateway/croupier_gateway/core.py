@@ -35,7 +35,7 @@ from croupier_gateway.holders import HolderCache
 from croupier_gateway.metrics import GatewayMetrics
 from croupier_gateway.operators import OperatorDesk
 from croupier_gateway.ratelimit import RateLimiter
-from croupier_gateway.reads import ReadStore, Snapshot, table_summary
+from croupier_gateway.reads import ReadStore, SeatTaken, Snapshot, holds, table_summary
 from croupier_gateway.routing import Router
 from croupier_gateway.settings import GatewaySettings
 from croupier_gateway.tokens import SeatClaims, TokenError, TokenSigner
@@ -166,8 +166,12 @@ class Gateway(OperatorDesk):
         if self.holders.get(game_id, claims.seat) == claims.jti:
             return claims  # as the last read said, and no holder change heard of since (holders.py)
         stamp, read_at = self.holders.stamp(game_id), self.holders.now()
-        holder = await self.reads.holder(game_id, claims.seat)
+        holder, version, joined = await self.reads.holder_and_join(game_id, claims.seat)
         if holder == claims.jti:
+            # The record may lag the log (a leave whose record failed, the next join not
+            # recorded yet): the read models, which name the join that holds the seat, decide.
+            if not holds(version, joined, claims.join):
+                raise unauthenticated("this token no longer holds its seat")
             self.holders.put(game_id, claims.seat, holder, stamp, read_at)
         else:
             if holder is not None or not claims.join:
@@ -457,11 +461,12 @@ class Gateway(OperatorDesk):
         a long poll is a stream too."""
         check_game_id(game_id)
         seat = claims.seat if claims else None
-        snap = await self.reads.snapshot(game_id, seat)
+        join = claims.join if claims else 0
+        snap = await self._snapshot(game_id, seat, join)
         if snap is None and (claims is not None or game_id in self._types):
             # Created or joined here a moment ago, not projected yet: wait for it a little.
             await self.wait_projected(game_id, 1, NEW_GAME_WAIT_S)
-            snap = await self.reads.snapshot(game_id, seat)
+            snap = await self._snapshot(game_id, seat, join)
         if snap is None:
             raise not_found("no_such_game", f"no game {game_id}")
         if snap.version >= min_version or wait_s <= 0:
@@ -470,11 +475,20 @@ class Gateway(OperatorDesk):
         with self.stream_slot(address):
             async with self.hub.watch(game_id) as watch:
                 while True:
-                    snap = await self.reads.snapshot(game_id, seat) or snap
+                    snap = await self._snapshot(game_id, seat, join) or snap
                     remaining = deadline - time.monotonic()
                     if snap.version >= min_version or remaining <= 0 or snap.status == "over":
                         return snap
                     await watch.wait(min(remaining, self.s.stream_poll_s))
+
+    async def _snapshot(self, game_id: str, seat: int | None, join: int) -> Snapshot | None:
+        """reads.snapshot, with a token's join checked against the read models (the holders'
+        record may still name a token whose seat another join has taken: a leave whose record
+        failed, a join not recorded yet)."""
+        try:
+            return await self.reads.snapshot(game_id, seat, join)
+        except SeatTaken:
+            raise unauthenticated("this token no longer holds its seat") from None
 
     async def submit(self, token: str | None, game_id: str, command_id: Any, expected_version: Any,
                      action: Any, *, wait: bool = True) -> dict[str, Any]:
@@ -520,15 +534,16 @@ class Gateway(OperatorDesk):
         and hands this one its own seat's."""
         check_game_id(game_id)
         seat = claims.seat if claims else None
-        async with self.fanout.viewer(game_id, seat, from_version, claims.jti if claims else None) as viewer:
+        join = claims.join if claims else 0
+        async with self.fanout.viewer(game_id, seat, from_version, claims.jti if claims else None, join) as viewer:
             # A table this gateway has just created or joined may not be projected yet.
             appear_by = time.monotonic() + (NEW_GAME_WAIT_S if claims or game_id in self._types else 0)
-            snap = await self.reads.snapshot(game_id, seat)
+            snap = await self._snapshot(game_id, seat, join)
             while snap is None:
                 if time.monotonic() >= appear_by:
                     raise not_found("no_such_game", f"no game {game_id}")
                 await viewer.wait(0.1)
-                snap = await self.reads.snapshot(game_id, seat)
+                snap = await self._snapshot(game_id, seat, join)
             if snap.version > viewer.seen:
                 viewer.seen = snap.version
             if snap.version > viewer.last:

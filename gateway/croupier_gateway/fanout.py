@@ -36,7 +36,7 @@ from croupier.projector import feed
 from croupier_gateway.errors import unauthenticated
 from croupier_gateway.feed import FeedHub, Watch
 from croupier_gateway.holders import HolderCache
-from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text
+from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text, holds
 
 SPECTATOR_FIELD = SPECTATOR.encode()
 
@@ -44,12 +44,13 @@ SPECTATOR_FIELD = SPECTATOR.encode()
 class Viewer(Watch):
     """One stream's place in a room: woken when the room has something for it."""
 
-    __slots__ = ("seat", "jti", "last", "seen", "pending", "error")
+    __slots__ = ("seat", "jti", "join", "last", "seen", "pending", "error")
 
-    def __init__(self, seat: int | None, last: int, jti: str | None = None) -> None:
+    def __init__(self, seat: int | None, last: int, jti: str | None = None, join: int = 0) -> None:
         super().__init__()
         self.seat = seat
         self.jti = jti  # the token's, for a seat: the stream lasts while it holds the seat
+        self.join = join  # the seq of the token's join (0: unknown): the same, by the read models
         self.last = last  # the newest version this stream has sent (or was asked to start after)
         self.seen = -1  # the newest version a read for this viewer has found
         self.pending: Snapshot | None = None  # newer than `last`, not taken yet
@@ -178,8 +179,11 @@ class Room(Watch):
         stamp = None
         if seats and holders is not None:
             stamp, read_at = holders.stamp(self.game_id), holders.now()
-        version, status, values, held = await self.fanout.reads.views_and_holders(self.game_id, fields, seats)
+        joins = [seat for seat in seats if any(v.seat == seat and v.join for v in viewers)]
+        version, status, values, held, joined = await self.fanout.reads.views_and_holders(
+            self.game_id, fields, seats, joins)
         holder_of = dict(zip(seats, held))
+        joined_of = dict(zip(joins, joined))
         if stamp is not None:
             for seat, jti in holder_of.items():
                 if jti is not None and jti != LEFT:
@@ -187,7 +191,11 @@ class Room(Watch):
         for v in viewers:
             # No record at all (Redis lost its data) proves nothing: the commands' own check
             # falls back to the read models then; a record of another holder, or of a leave, does.
-            if v.jti is not None and holder_of.get(v.seat) not in (None, v.jti):
+            # Nor does the holders' record alone: a leave whose record failed, or a join not
+            # recorded yet, leaves it naming the old token while the read models (written with
+            # the views, in the same transaction as this read) name the join that holds the seat.
+            if (v.jti is not None and holder_of.get(v.seat) not in (None, v.jti)
+                    or v.seat is not None and not holds(version, joined_of.get(v.seat), v.join)):
                 self.viewers.discard(v)
                 v.error = unauthenticated("this token no longer holds its seat")
                 v.notify()
@@ -228,11 +236,12 @@ class Fanout:
         return len(self._rooms)
 
     @contextlib.asynccontextmanager
-    async def viewer(self, game_id: str, seat: int | None, last: int, jti: str | None = None) -> AsyncIterator[Viewer]:
+    async def viewer(self, game_id: str, seat: int | None, last: int, jti: str | None = None,
+                     join: int = 0) -> AsyncIterator[Viewer]:
         """A place in the game's room; returns once the room's feed subscription is confirmed,
         so a read made after it misses no update. With the jti of a seat's token, the place
         lasts while that token holds the seat."""
-        viewer = Viewer(seat, last, jti)
+        viewer = Viewer(seat, last, jti, join)
         room = self._rooms.get(game_id)
         if room is None or room.failed:
             room = self._rooms[game_id] = Room(self, game_id)

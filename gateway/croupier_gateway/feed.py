@@ -60,16 +60,17 @@ class Watch:
 
     def notify(self, version: int | None = None, seats: bool = False, views: bytes | None = None) -> None:
         """A message: `version` if it named one (with `views`, the projector's message that
-        carries them); seats=True for a holder change; none of these: anything."""
+        carries them); seats=True for a holder change (with a version too: the projector's
+        message of an update that changed who holds a seat); none of these: anything."""
         if version is not None:
             if version > self.version:
                 self.version = version
                 self.views = views
             elif version == self.version and views is not None:
                 self.views = views
-        elif seats:
+        if seats:
             self.seats = True
-        else:
+        elif version is None:
             self.other = True
         self._notified = True
         waiter = self._waiter
@@ -210,6 +211,10 @@ class FeedHub:
                         self._stamps[channel] = next(_stamps)
                 elif isinstance(data, bytes) and (version := feed.version_of(data)) is not None:
                     views = data
+                    if feed.JOINED in data:  # the update changed who holds a seat
+                        seats = True
+                        if channel in self._stamps:
+                            self._stamps[channel] = next(_stamps)
                 else:
                     try:
                         version = int(data)  # a projector of an earlier version: the number alone

@@ -24,6 +24,27 @@ SPECTATOR = "spectator"
 LEFT = "-"  # the seat holder record of a seat that was left
 
 
+class SeatTaken(Exception):
+    """A seat token's join no longer holds its seat, as the read models say."""
+
+    def __init__(self, game_id: str, seat: int):
+        super().__init__(f"seat {seat} of {game_id} is held by another join")
+
+
+def holds(version: int | None, joined: int | None, join: int) -> bool:
+    """Whether the join of seq `join` still holds its seat, by the read models at `version`
+    naming `joined` as the seat's join: until they show that join (version below it) they
+    prove nothing, nor does a record they lack."""
+    return not join or version is None or version < join or joined is None or joined == join
+
+
+def _int(raw: Any) -> int | None:
+    try:
+        return int(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
 META_FIELDS = ("version", "status", "game_type", "seats", "players", "free_seats", "result", "end_reason",
                "seed_hash", "options", "created", "updated")
 
@@ -114,9 +135,15 @@ class ReadStore:
         value = await self.r.hget(self.k.meta(game_id), "version")
         return int(value) if value is not None else None
 
-    async def snapshot(self, game_id: str, seat: int | None) -> Snapshot | None:
+    async def snapshot(self, game_id: str, seat: int | None, join: int = 0) -> Snapshot | None:
+        """The seat's (None: a spectator's) view. With `join`, the seq of the join a seat token
+        was issued for: raises SeatTaken if the read models, at or after that join, name
+        another join (or a leave) as the seat's, read in the same transaction as the view."""
         fields = [SPECTATOR] if seat is None else [str(seat), f"actions:{seat}"]
-        version, status, values = await self.views(game_id, fields)
+        joins = (seat,) if seat is not None and join else ()
+        version, status, values, _, joined = await self.views_and_holders(game_id, fields, (), joins)
+        if joins and not holds(version, joined[0], join):
+            raise SeatTaken(game_id, seat)
         if version is None or values[0] is None:
             return None
         actions = values[1] if seat is not None else None
@@ -124,21 +151,26 @@ class ReadStore:
 
     async def views(self, game_id: str, fields: list[str]) -> tuple[int | None, str, list[Any]]:
         """(version, status, the views hash's `fields`) in one transaction; version None: not projected."""
-        version, status, values, _ = await self.views_and_holders(game_id, fields, ())
+        version, status, values, _, _ = await self.views_and_holders(game_id, fields, ())
         return version, status, values
 
-    async def views_and_holders(self, game_id: str, fields: list[str],
-                                seats: Sequence[int]) -> tuple[int | None, str, list[Any], list[str | None]]:
-        """views(), and the holders of `seats` (as holder() gives them), in one transaction."""
-        commands = [("HMGET", self.k.meta(game_id), "version", "status"), ("HMGET", self.k.views(game_id), *fields)]
+    async def views_and_holders(self, game_id: str, fields: list[str], seats: Sequence[int],
+                                joins: Sequence[int] = ()) -> tuple[int | None, str, list[Any], list[str | None],
+                                                                    list[int | None]]:
+        """views(), the holders of `seats` (as holder() gives them) and the joins the read
+        models name for the seats `joins` (the seq of the SeatJoined holding each; 0: left;
+        None: not recorded), in one transaction."""
+        commands = [("HMGET", self.k.meta(game_id), "version", "status", *(f"joined:{s}" for s in joins)),
+                    ("HMGET", self.k.views(game_id), *fields)]
         if seats:
             commands.append(("HMGET", self.seats_key(game_id), *map(str, seats)))
         replies = await self._transaction(commands)
-        (version, status), values = replies[0], replies[1]
+        (version, status, *joined_raw), values = replies[0], replies[1]
         holders = [_text(h) if h is not None else None for h in replies[2]] if seats else []
+        joined = [_int(j) for j in joined_raw]
         if version is None:
-            return None, "", values, holders
-        return int(version), _text(status or b""), values, holders
+            return None, "", values, holders, joined
+        return int(version), _text(status or b""), values, holders, joined
 
     async def _transaction(self, commands: list[tuple]) -> list[Any]:
         """MULTI, the commands, EXEC on one pooled connection: the replies of the commands.
@@ -202,6 +234,14 @@ class ReadStore:
         """The jti holding the seat; LEFT after a leave; None when nothing is recorded."""
         value = await self.r.hget(self.seats_key(game_id), str(seat))
         return _text(value) if value is not None else None
+
+    async def holder_and_join(self, game_id: str, seat: int) -> tuple[str | None, int | None, int | None]:
+        """holder(), with the read models' version and the join they name for the seat (as
+        views_and_holders gives it), in one transaction."""
+        (holder,), (version, joined) = await self._transaction([
+            ("HMGET", self.seats_key(game_id), str(seat)),
+            ("HMGET", self.k.meta(game_id), "version", f"joined:{seat}")])
+        return (_text(holder) if holder is not None else None), _int(version), _int(joined)
 
     async def joined_at(self, game_id: str, seat: int) -> tuple[int, int]:
         """(version, seq of the SeatJoined event that holds the seat then; 0: free) from the

@@ -140,11 +140,14 @@ def project(r, keys: Keys, table: LocalTable, *, feed_views: bool = True) -> Non
         "end_reason": state.end_reason or "", "seed_hash": state.seed_hash,
         "options": canonical_json(state.options), "created": state.created, "updated": state.last_time,
     }
+    before = int(r.hget(keys.meta(gid), "version") or 0)
+    changed = {}  # the joins this projection changes: its feed message names them
     for env in table.log.read(gid):  # which join holds each seat, as the projector keeps it
-        if env.type == "SeatJoined":
-            meta[f"joined:{env.payload['seat']}"] = env.seq
-        elif env.type == "SeatLeft":
-            meta[f"joined:{env.payload['seat']}"] = 0
+        if env.type in ("SeatJoined", "SeatLeft"):
+            field = f"joined:{env.payload['seat']}"
+            meta[field] = env.seq if env.type == "SeatJoined" else 0
+            if env.seq > before:
+                changed[field] = str(meta[field])
     views = {"spectator": canonical_json(host.view(state, None))}
     for seat in range(state.seats):
         views[str(seat)] = canonical_json(host.view(state, seat))
@@ -157,7 +160,8 @@ def project(r, keys: Keys, table: LocalTable, *, feed_views: bool = True) -> Non
     else:
         r.zrem(keys.lobby(state.game_type), gid)
     r.zadd(keys.all_games(), {f"{state.game_type}:{gid}": state.created})
-    r.publish(keys.feed(gid), feed.encode(state.version, state.status, views) if feed_views else state.version)
+    r.publish(keys.feed(gid), feed.encode(state.version, state.status, {**views, **changed}) if feed_views
+              else state.version)
 
 
 class FakeRouter:

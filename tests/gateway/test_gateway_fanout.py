@@ -370,3 +370,58 @@ def test_a_stream_ends_when_its_token_loses_the_seat_before_the_next_holder_is_d
     error, dealt = run(fake_stack, scenario, gateways=2, stream_poll_s=30.0)
     assert error.kind == "unauthenticated"
     assert dealt == []  # not one view with seat 0's hand reached the stream of the token that left
+
+
+@pytest.mark.parametrize("feed_views", [True, False], ids=["views-in-the-message", "version-alone"])
+def test_a_stream_whose_seat_another_join_took_gets_none_of_its_views_though_the_holders_record_lags(
+        fake_stack, feed_views):
+    """The holders' record can still name a token whose seat is gone: its leave was committed
+    but the record's write failed, or another player's join is committed and projected before
+    its gateway records the new holder. The read models name the join that holds each seat, in
+    the same write as the views: a stream (and a read) of the old token ends there, and never
+    gets a view of the seat's new holder."""
+    fake_stack[3].feed_views = feed_views
+    router = fake_stack[3]
+
+    async def scenario(a: Gateway):
+        from croupier.v1 import rules_pb2
+
+        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+        t0 = (await a.join(gid, 0))["token"]
+        c0 = a.signer.verify(t0)
+        got: list = []
+        ended: list = []
+
+        async def follow():
+            try:
+                async for snap in a.updates(gid, c0, 0):
+                    got.append(snap)
+            except ApiError as exc:
+                ended.append(exc)
+
+        task = asyncio.create_task(follow())
+        await until(lambda: got, "the seat's first view")
+        # The leave, and the next player's join, reach the rules service (and the read models)
+        # without this gateway's record of holders hearing of either.
+        await router.call("pebbles", gid, "LeaveSeat", rules_pb2.LeaveSeatRequest(
+            game_type="pebbles", game_id=gid, seat=0, command_id="leave-0"))
+        await router.call("pebbles", gid, "JoinSeat", rules_pb2.JoinSeatRequest(
+            game_type="pebbles", game_id=gid, seat=0, player="someone else", command_id="join-0b"))
+        taken_at = int(await a.reads.version(gid))
+        await router.call("pebbles", gid, "JoinSeat", rules_pb2.JoinSeatRequest(
+            game_type="pebbles", game_id=gid, seat=1, player="third", command_id="join-1"))
+        await asyncio.wait_for(task, 10)
+        assert await a.reads.holder(gid, 0) == c0.jti  # the record still names the old token
+        try:
+            await a.snapshot(gid, c0)
+            read_refused = False
+        except ApiError as exc:
+            read_refused = exc.kind == "unauthenticated"
+        a.holders.forget(gid)  # as once its entry is older than the cache's TTL
+        return got, ended, taken_at, read_refused, await refused(a, t0, gid)
+
+    got, ended, taken_at, read_refused, command_refused = run(fake_stack, scenario, stream_poll_s=30.0)
+    assert ended and ended[0].kind == "unauthenticated"
+    assert all(snap.version < taken_at for snap in got), [s.version for s in got]
+    assert read_refused
+    assert command_refused  # nor may it act for the seat's new holder

@@ -11,6 +11,11 @@ is 0x0A. A reader that does not know the format (a gateway of an older version, 
 expected the bare version number) treats the message as "something changed" and reads the
 views from Redis, as it always did.
 
+When the update changed who holds a seat, the message also carries `joined:<seat>` with the
+seq of the join that holds the seat now (0: left), as the meta hash has it: a gateway then
+re-reads its seated streams' right to their seats before it hands out a view (a stream of a
+token whose seat another join took must not receive the new holder's hand).
+
 The message carries every seat's view, like the views hash it mirrors, so it is as private
 as that hash: only the gateway, which hands each stream its own seat's view, subscribes.
 """
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 
 MAGIC = b"views/1"
 _HEAD = MAGIC + b"\n"
+JOINED = b"\njoined:"  # in a message whose update changed a seat's holder
 
 
 def encode(version: int, status: str, views: Mapping[str, str]) -> str:

@@ -205,6 +205,8 @@ class ReadModels:
             args.extend((key, value))
         args.append(self.expires_at(state))
         self._apply(keys=[k.meta(f.game_id), k.state(f.game_id), k.views(f.game_id)], args=args, client=pipe)
+        if f.joins:  # a seat changed hands: the gateways check their streams' tokens (feed.py)
+            views = {**views, **{f"joined:{seat}": str(seq) for seat, seq in f.joins.items()}}
         return feed.encode(state.version, state.status, views)
 
     def _queue_listings(self, pipe, f: Flush, message: str | None, now_ms: int) -> None:

@@ -89,8 +89,10 @@ async function audit() {
     const r = await api(`/v1/operator/games/${encodeURIComponent(replay.gameId)}/audit`, { token: opToken() });
     clear(body).append(
       h("p", { class: r.ok ? "verdict ok" : "verdict bad", id: "verdict" },
-        r.ok ? "✔ Clean: the hash chain, the seed, every shuffle and a re-execution of every command agree with the log."
-          : `✘ ${r.faults.length} fault(s); the first at seq ${r.first_fault.seq}: ${r.first_fault.what}`),
+        !r.ok ? `✘ ${r.faults.length} fault(s); the first at seq ${r.first_fault.seq}: ${r.first_fault.what}`
+          : r.ended === false
+            ? `✔ Clean so far (the game is not over; the log ends at seq ${r.last_seq}): the hash chain, every shuffle and a re-execution of every command agree with the log. The seed is checked once the game ends and reveals it.`
+            : "✔ Clean: the hash chain, the seed, every shuffle and a re-execution of every command agree with the log."),
       facts([["Events", r.events], ["Commands", r.commands], ["Draws", r.draws]]),
       h("ul", { hidden: r.ok ? true : null }, r.faults.map((f) => h("li", {}, `seq ${f.seq} (${f.check}): ${f.what}`))));
   } catch (ex) {

@@ -9,6 +9,7 @@ conflict, 413 too large, 422 illegal move (the rule's code and message), 429 rat
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from typing import Annotated, Any, Literal
@@ -172,6 +173,33 @@ class Metrics:
                 gw.metrics.latency.labels(scope["method"], path).observe(time.perf_counter() - started)
 
 
+async def _unless_disconnected(request: Request, waiting):
+    """Await `waiting` (a long poll), but stop it as soon as the client hangs up (then None): else
+    its wait (up to 30 s) and the stream slot of its address outlived the client, and a client
+    that polls, gives up and polls again held a slot for each."""
+    task = asyncio.ensure_future(waiting)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None
+    return task.result()
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns once the client has closed the connection (the ASGI receive channel says so;
+    a GET's empty body comes first)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
 def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router | None = None,
                gateway: Gateway | None = None) -> FastAPI:
     holder: dict[str, Gateway] = {}
@@ -296,8 +324,11 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
     ):
         g = gw()
         claims = await g.seat_claims(bearer(request), game_id, required=False)
-        snap = await g.snapshot(game_id, claims, min_version=min_version, wait_s=timeout_s,
-                                address=request.client.host if request.client else None)
+        reading = g.snapshot(game_id, claims, min_version=min_version, wait_s=timeout_s,
+                             address=request.client.host if request.client else None)
+        snap = await (_unless_disconnected(request, reading) if min_version and timeout_s else reading)
+        if snap is None:  # nobody reads this answer; 499 is what proxies log for a client gone first
+            return Response(status_code=499)
         seat = "null" if claims is None else str(claims.seat)
         return Response(f'{{"seat":{seat},"version":{snap.version},"view":{snap.view}}}',
                         media_type="application/json")

@@ -112,3 +112,35 @@ def test_export_audit_and_replay_over_http(stack_services):
                       headers={"authorization": f"Bearer {tokens[0]}"}, timeout=30)
     assert after.status_code == 200 and after.json()["view"]["you"] == 1
     assert httpx.get(f"{url}/v1/operator/games/{game_id}/audit", timeout=30).status_code == 401
+
+
+def test_a_long_poll_whose_client_hangs_up_lets_go_of_its_stream_at_once(stack_services):
+    """GET /view with min_version waits up to 30 s and holds one of its address's stream
+    slots meanwhile: a client that hung up held both for the whole wait, and one that polls,
+    gives up and polls again ran out of slots. The real gateway process ends the wait when the
+    connection closes."""
+    import socket
+    import time
+    from urllib.parse import urlparse
+
+    base = stack_services.http_url
+    op = {"authorization": f"Bearer {OPERATOR_TOKEN}"}
+    gid = httpx.post(f"{base}/v1/tables", json={"game_type": "journey", "seats": 2}, timeout=30).json()["game_id"]
+
+    def streams() -> int:
+        return httpx.get(f"{base}/v1/operator/health", headers=op, timeout=30).json()["gateway"]["streams"]
+
+    before = streams()
+    url = urlparse(base)
+    conn = socket.create_connection((url.hostname, url.port))
+    conn.sendall(f"GET /v1/tables/{gid}/view?min_version=1000000&timeout_s=30 HTTP/1.1\r\n"
+                 f"Host: {url.hostname}\r\n\r\n".encode())
+    deadline = time.monotonic() + 10
+    while streams() < before + 1:
+        assert time.monotonic() < deadline, "the long poll never started waiting"
+        time.sleep(0.1)
+    conn.close()
+    deadline = time.monotonic() + 10
+    while streams() > before:
+        assert time.monotonic() < deadline, "the long poll still holds its stream 10 s after its client left"
+        time.sleep(0.1)

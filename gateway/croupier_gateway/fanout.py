@@ -185,8 +185,13 @@ class Room(Watch):
         holder_of = dict(zip(seats, held))
         joined_of = dict(zip(joins, joined))
         if stamp is not None:
+            # Only holders a stream here vouches for: its token is the record's, and the read
+            # models (when they know its join) name that join. The record alone may lag the log
+            # (a leave whose record failed): cached, it would let the old token act.
+            vouched = {(v.seat, v.jti) for v in viewers
+                       if v.jti is not None and holds(version, joined_of.get(v.seat), v.join)}
             for seat, jti in holder_of.items():
-                if jti is not None and jti != LEFT:
+                if jti is not None and jti != LEFT and (seat, jti) in vouched:
                     holders.put(self.game_id, seat, jti, stamp, read_at)
         for v in viewers:
             # No record at all (Redis lost its data) proves nothing: the commands' own check

@@ -399,8 +399,15 @@ def test_a_stream_whose_seat_another_join_took_gets_none_of_its_views_though_the
             except ApiError as exc:
                 ended.append(exc)
 
+        watched: list = []
+
+        async def spectate():  # keeps the game's room, and its feed subscription, alive here
+            async for snap in a.updates(gid, None, 0):
+                watched.append(snap)
+
+        spectator = asyncio.create_task(spectate())
         task = asyncio.create_task(follow())
-        await until(lambda: got, "the seat's first view")
+        await until(lambda: got and watched, "the seat's and the spectator's first views")
         # The leave, and the next player's join, reach the rules service (and the read models)
         # without this gateway's record of holders hearing of either.
         await router.call("pebbles", gid, "LeaveSeat", rules_pb2.LeaveSeatRequest(
@@ -417,8 +424,10 @@ def test_a_stream_whose_seat_another_join_took_gets_none_of_its_views_though_the
             read_refused = False
         except ApiError as exc:
             read_refused = exc.kind == "unauthenticated"
-        a.holders.forget(gid)  # as once its entry is older than the cache's TTL
-        return got, ended, taken_at, read_refused, await refused(a, t0, gid)
+        # The room's read (the stream's end) must not have cached the old token as the holder.
+        command_refused = await refused(a, t0, gid)
+        spectator.cancel()
+        return got, ended, taken_at, read_refused, command_refused
 
     got, ended, taken_at, read_refused, command_refused = run(fake_stack, scenario, stream_poll_s=30.0)
     assert ended and ended[0].kind == "unauthenticated"

@@ -668,3 +668,73 @@ def test_a_running_projector_folds_again_what_a_restarted_redis_lost(kafka, redi
         projector.stop()
         thread.join(timeout=10)
         projector.redis.close()
+
+
+def test_a_projector_whose_redis_lost_its_last_writes_does_not_commit_past_them(kafka, redis_url, redis, prefix,
+                                                                                services, tmp_path):
+    """Before the projector sees the new Redis (its run_id is checked once a second), it may
+    fold a batch of other games and record offsets past the lost writes. Its record is written
+    only over the values it knows Redis holds: the moved record stops the commit, and the
+    partitions are folded again from where Redis's record says."""
+    import threading
+
+    from croupier.projector.service import Projector
+
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
+    services.append(rules)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
+    projector = Projector(settings_for(kafka, redis_url, prefix), games=[GAME])
+    projector.connect()
+    projector._check_redis = lambda consumer: False  # this test is about the record alone
+    thread = threading.Thread(target=projector.run, daemon=True)
+    thread.start()
+    try:
+        first = drive(addr, 3, 15, 90)
+        wait_caught_up(redis_url, prefix)
+        saved = _save(redis, prefix)
+        second = drive(addr, 3, 15, 100)
+        wait_caught_up(redis_url, prefix)
+        _lose_the_tail(redis, prefix, saved)
+        third = drive(addr, 4, 10, 110)  # other games: batches that commit on every partition
+        deadline = time.monotonic() + 60
+        while not all(redis.exists(Keys(prefix).meta(g)) for g in second + third) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        wait_caught_up(redis_url, prefix)
+        _assert_projected(redis, kafka, prefix, first + second + third)
+    finally:
+        projector.stop()
+        thread.join(timeout=10)
+        projector.redis.close()
+
+
+def test_a_fold_from_the_start_never_rolls_back_a_newer_stored_version(redis, prefix):
+    """A projector behind another (a handover, a fold again from zero) that finds the game's
+    state gone (dropped by a load, or by a rebuild's scan) must not write its older fold over
+    the newer meta: the heal is for a fold that reaches the stored version."""
+    finished = _finished_and_running()[0]
+    host = finished.host
+    keys = Keys(prefix)
+    models = ReadModels(redis, keys)
+    envs = finished.envelopes
+    assert models.apply([Flush(finished.game_id, GAME, 1, host.fold(envs))], {GAME: host}) == [1]
+    redis.delete(keys.state(finished.game_id))
+    older = host.fold(envs[:len(envs) // 2])
+    assert models.apply([Flush(finished.game_id, GAME, 1, older)], {GAME: host}) == [2]
+    assert redis.hget(keys.meta(finished.game_id), "status") == b"over"
+    assert int(redis.hget(keys.meta(finished.game_id), "version")) == envs[-1].seq
+    assert redis.zscore(keys.running(GAME), finished.game_id) is None
+
+
+def test_the_sweep_frees_finished_games_an_earlier_version_kept_for_good(redis, prefix):
+    """Finished games written with no expiry (TTL 0, as shipped before) are taken out of the
+    listings by the sweep once their time is up, and their keys go with them: hidden but kept,
+    they would fill Redis for good."""
+    finished = _finished_and_running()[0]
+    host = finished.host
+    keys = Keys(prefix)
+    ReadModels(redis, keys, finished_ttl_s=0).apply([Flush(finished.game_id, GAME, 1, host.fold(finished.envelopes))],
+                                                    {GAME: host})
+    assert redis.pttl(keys.meta(finished.game_id)) == -1
+    assert ReadModels(redis, keys, finished_ttl_s=3600).sweep([GAME], int(time.time() * 1000)) == 1
+    assert not redis.exists(keys.meta(finished.game_id), keys.state(finished.game_id), keys.views(finished.game_id))
+    assert redis.zscore(keys.finished(GAME), finished.game_id) is None

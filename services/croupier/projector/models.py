@@ -10,8 +10,9 @@ the stored version is exactly first_seq - 1, so a redelivered or replayed batch 
 nothing (returns 0, or 2 when Redis holds a later version than the batch's), and a batch that
 does not continue the stored version is refused (returns -1) so the projector can re-read the
 log instead of writing a hole. A fold from the game's first event is whole, so it is written
-whenever the game has no stored state (a meta left without its state, by an eviction or a
-hand, would otherwise refuse every fold of the game for good).
+whenever the game has no stored state and the fold reaches at least the stored version (a meta
+left without its state, by an eviction or a hand, would otherwise refuse every fold of the
+game for good; an older fold, a projector behind another, never rolls a newer one back).
 
 A finished game's keys expire `finished_ttl_s` after its last event (PEXPIREAT, so a fold
 again from the log, after a rebuild or a rewind, does not make old games live for another
@@ -40,7 +41,7 @@ APPLY = """
 local stored = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 local first = tonumber(ARGV[1])
 local last = tonumber(ARGV[2])
-if first == 1 and redis.call('EXISTS', KEYS[2]) == 0 then
+if first == 1 and last >= stored and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('DEL', KEYS[1])
 elseif stored > last then return 2
 elseif stored == last then return 0
@@ -214,7 +215,9 @@ class ReadModels:
         expires = self.expires_at(state)
         if expires and expires <= now_ms:
             # Its keys expired as APPLY wrote them (a finished game folded again after its
-            # time): it is in no listing, and nobody follows its feed.
+            # time), or were written without an expiry by an earlier version: gone, in no
+            # listing, and nobody follows its feed.
+            pipe.unlink(k.meta(gid), k.state(gid), k.views(gid))
             pipe.zrem(k.lobby(gtype), gid)
             pipe.zrem(k.running(gtype), gid)
             pipe.zrem(k.finished(gtype), gid)
@@ -237,7 +240,7 @@ class ReadModels:
 
     def sweep(self, game_types: list[str], now_ms: int, *, rounds: int = 10) -> int:
         """Take finished games whose read models have expired out of the finished and
-        all-games listings (their own keys expire by themselves); returns how many. At most
+        all-games listings, their keys with them; returns how many. At most
         rounds × SWEEP_BATCH games a call, so a sweep never holds the projector long; what is
         left goes at the next. Several projectors may sweep at once: ZREM is idempotent."""
         if not self.ttl:
@@ -253,6 +256,9 @@ class ReadModels:
                 pipe = self.r.pipeline(transaction=False)
                 pipe.zrem(self.k.finished(gtype), *ids)
                 pipe.zrem(self.k.all_games(), *(f"{gtype}:{gid}" for gid in ids))
+                # Their keys expire by themselves, but not those an earlier version wrote with
+                # no expiry (finished games kept for good): they go with their listings.
+                pipe.unlink(*(key for gid in ids for key in (self.k.meta(gid), self.k.state(gid), self.k.views(gid))))
                 pipe.execute()
                 swept += len(ids)
                 if len(ids) < SWEEP_BATCH:

@@ -41,7 +41,21 @@ log = structlog.get_logger("croupier.projector")
 GROUP = "croupier-projector"
 NO_JOINS: dict[int, int] = {}  # a Flush's joins when the batch changed no seat (never written to)
 FINISHED_TTL_S = 7 * 86_400  # how long a finished game's read models stay in Redis (0: for good)
-SWEEP_EVERY_S = 60.0  # how often the listings lose the finished games whose read models expired
+SWEEP_EVERY_S = 60.0
+
+# Redis's record of offsets (Keys.offsets), advanced only over what the writer knows it holds.
+# KEYS: the record; ARGV: (field, expected value or "" for no entry, new value) per partition.
+# Returns the first field whose value is not the expected one (and writes nothing), else nil.
+RECORD_OFFSETS = """
+for i = 1, #ARGV, 3 do
+  local current = redis.call('HGET', KEYS[1], ARGV[i])
+  if (current or '') ~= ARGV[i + 1] then return ARGV[i] end
+end
+for i = 1, #ARGV, 3 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 2])
+end
+return nil
+"""  # how often the listings lose the finished games whose read models expired
 
 
 @dataclass(frozen=True)
@@ -109,9 +123,18 @@ class Projector:
         self._assigned_from_zero: int | None = None
         self.rewound: set[TopicPartition] = set()
         self.redis_run_id: str | None = None  # the Redis process folded into (_check_redis)
+        # Per assigned partition: the value of Redis's record of offsets as this projector last
+        # read or wrote it (None: no entry), which its next write expects (RECORD_OFFSETS), and
+        # the offset its fold of the partition started from since its assignment or last seek.
+        self.recorded: dict[tuple[str, int], int | None] = {}
+        self.started: dict[tuple[str, int], int] = {}
+        self._record = self.redis.register_script(RECORD_OFFSETS)
 
     def forget(self, partitions) -> None:
         gone = {TopicPartition(tp.topic, tp.partition) for tp in partitions}
+        for tp in gone:
+            self.recorded.pop((tp.topic, tp.partition), None)
+            self.started.pop((tp.topic, tp.partition), None)
         for gid in [g for g, tp in self.partition_of.items() if tp in gone]:
             self.cache.pop(gid, None)
             self.partition_of.pop(gid, None)
@@ -137,24 +160,24 @@ class Projector:
             for tp in partitions:
                 tp.offset = OFFSET_BEGINNING
             self._assigned_from_zero = epoch
-        else:
-            # Where Redis's read models of each partition end; without Redis's record,
-            # librdkafka starts them from the group's committed offsets.
-            stored = self._stored_offsets() if partitions else None
-            for tp in partitions if stored is not None else ():
-                tp.offset = stored.get((tp.topic, tp.partition), OFFSET_BEGINNING)
+        stored = self._stored_offsets() if partitions else None
+        for tp in partitions:
+            key = (tp.topic, tp.partition)
+            self.started.pop(key, None)
+            self.recorded[key] = (stored or {}).get(key)
+            # Where Redis's read models of the partition end; without an entry in Redis's
+            # record, librdkafka starts it from the group's committed offset.
+            if self._assigned_from_zero is None and self.recorded[key] is not None:
+                tp.offset = self.recorded[key]
         consumer.assign(partitions)
 
     def _stored_offsets(self) -> dict[tuple[str, int], int] | None:
-        """Keys.offsets, read from Redis: where each partition's read models end, a partition
-        missing from it having none yet (it is read from its beginning). None when Redis has
-        no such record at all (it lost everything, or no projector of this version wrote it
-        yet) or does not answer: then the group's committed offsets are all there is."""
+        """Keys.offsets, read from Redis: where each partition's read models end. A partition
+        without an entry (no projector of this version has folded it yet, or it is idle) goes
+        by the group's committed offset. None when Redis does not answer."""
         try:
             raw = self.redis.hgetall(self.keys.offsets())
         except redis.RedisError:
-            return None
-        if not raw:
             return None
         out = {}
         for field, value in raw.items():
@@ -216,7 +239,7 @@ class Projector:
                     # again from the committed offsets; the writes are guarded by seq.
                     log.warning("redis_unavailable", error=str(exc))
                     self._stop.wait(1.0)
-                    self._from_committed(consumer)
+                    self._fold_again(consumer)
                 except KafkaException as exc:
                     # The broker is away (a restart): librdkafka reconnects by itself; a
                     # batch folded but not committed is folded again harmlessly.
@@ -248,8 +271,21 @@ class Projector:
         offsets = [TopicPartition(topic, partition, end) for (topic, partition), end in self.commit_offsets(batch).items()
                    if TopicPartition(topic, partition) in usable]
         if offsets:
-            # Redis's record first (after the writes it covers, on the same connection).
-            self.redis.hset(self.keys.offsets(), mapping={f"{tp.topic}/{tp.partition}": tp.offset for tp in offsets})
+            # Redis's record first (after the writes it covers, on the same connection), and
+            # only over the values this projector knows it holds: a record that moved under it
+            # (a Redis that came back without its last writes, or another projector's) means
+            # those writes may be lost, and nothing is committed before they are folded again.
+            args: list = []
+            for tp in offsets:
+                known = self.recorded.get((tp.topic, tp.partition))
+                args.extend((f"{tp.topic}/{tp.partition}", "" if known is None else known, tp.offset))
+            moved = self._record(keys=[self.keys.offsets()], args=args)
+            if moved:
+                log.warning("offsets_record_moved", partition=_text(moved))
+                self._fold_again(consumer)
+                return
+            for tp in offsets:
+                self.recorded[(tp.topic, tp.partition)] = tp.offset
             for tp in consumer.commit(offsets=offsets, asynchronous=False) or []:
                 if tp.error is not None:
                     raise KafkaException(tp.error)
@@ -271,27 +307,37 @@ class Projector:
         if known is None:
             return False
         log.warning("redis_restarted", folding_again_from="its record of offsets")
-        self._from_committed(consumer)
+        self._fold_again(consumer)
         return True
 
-    def _from_committed(self, consumer: Consumer) -> None:
-        """Forget what is cached and go back to where Redis's read models end (Keys.offsets),
-        else to the last committed offsets: what was polled since then may not have reached
-        Redis."""
+    def _fold_again(self, consumer: Consumer) -> None:
+        """Forget what is cached and go back to where Redis's read models end: for each
+        partition, Redis's record of offsets; for one whose entry this projector wrote and
+        Redis has lost, where its fold of the partition started; else the group's committed
+        offset. What was folded since then may not be in Redis (a Redis error, a restart)."""
+        started = dict(self.started)
         self._forget_all()
         self._assigned_from_zero = None  # seeking to the committed offsets undoes that rewind
         assigned = consumer.assignment()
         if not assigned:
             return
+        stored = self._stored_offsets()
+        if stored is None:
+            return  # Redis does not answer: the next round's error brings us back here
         try:
             committed = consumer.committed(assigned, timeout=10)
         except KafkaException:
             committed = [TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING) for tp in assigned]
-        stored = self._stored_offsets()
         for tp in committed:
+            key = (tp.topic, tp.partition)
             offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
-            if stored is not None:
-                offset = stored.get((tp.topic, tp.partition), OFFSET_BEGINNING)
+            if key in stored:
+                offset = stored[key]
+            elif self.recorded.get(key) is not None:
+                # Its entry went with the writes it covered: from where this fold began.
+                offset = started.get(key, OFFSET_BEGINNING)
+            self.recorded[key] = stored.get(key)
+            self.started.pop(key, None)
             try:
                 consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
             except KafkaException:
@@ -324,6 +370,9 @@ class Projector:
         self._forget_all()
         # Redis's record of offsets goes back with them (a restart reads from zero too).
         self.redis.hdel(self.keys.offsets(), *(f"{tp.topic}/{tp.partition}" for tp in assigned))
+        for tp in assigned:
+            self.recorded[(tp.topic, tp.partition)] = None
+            self.started[(tp.topic, tp.partition)] = 0
         # Make the rewind durable, so a partition that moves to another projector
         # before we re-fold it is re-read from zero there too.
         consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, 0) for tp in assigned], asynchronous=False)
@@ -348,6 +397,7 @@ class Projector:
             env = decode_record(msg.value())
             per_game[env.game_id].append((env, msg.offset()))
             where[env.game_id] = TopicPartition(msg.topic(), msg.partition())
+            self.started.setdefault((msg.topic(), msg.partition()), msg.offset())
         missing = [gid for gid in per_game if gid not in self.cache]
         loaded = self.models.load(self.hosts, missing)
         self.models.relist(loaded)  # listings a failure may have left behind their state
@@ -417,6 +467,7 @@ class Projector:
         if rewind and consumer is not None:
             self.forget(rewind)
             for tp in rewind:
+                self.started[(tp.topic, tp.partition)] = 0
                 try:
                     # Being fetched (its records are in this batch), so librdkafka can seek it.
                     consumer.seek(TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
@@ -607,3 +658,7 @@ def _deleted(result, group: str) -> bool:
     """Whether kafka-python's delete_groups answer ({group: 'OK' | error name}) says it is gone."""
     outcome = dict(result or {}).get(group)
     return outcome in ("OK", "GroupIdNotFoundError")
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -298,8 +298,9 @@ class Projector:
 
     def _check_redis(self, consumer: Consumer) -> bool:
         """Whether Redis restarted since the last look (a new run_id): then what it lost (the
-        last second before a crash, or everything without its volume) is folded again, from
-        where its record of offsets ends. True if it did."""
+        last second before a crash) is folded again, from where its record of offsets ends
+        (_fold_again; a Redis that lost everything needs `croupier projector rebuild`). True
+        if it did."""
         run_id = self._run_id()
         if run_id is None or run_id == self.redis_run_id:
             return False

@@ -864,9 +864,11 @@ async def preflight(cfg: Config) -> tuple[int, str] | None:
     return None
 
 
-async def operator_token_refused(cfg: Config) -> str | None:
+async def operator_token_refused(cfg: Config) -> tuple[int, str] | None:
     """With an operator token, whether the gateway takes it (checked before the run, not
-    after: the token fetches the sample's logs and force-ends the unfinished tables)."""
+    after: the token fetches the sample's logs and force-ends the unfinished tables): None if
+    it does, else the exit code and what is wrong: 75 when nothing answers HTTP at
+    --http-target (as for --target), 2 when the gateway refuses the token."""
     if not cfg.operator_token:
         return None
     import httpx
@@ -875,16 +877,19 @@ async def operator_token_refused(cfg: Config) -> str | None:
         async with httpx.AsyncClient(base_url=f"http://{cfg.http_target}", timeout=10) as http:
             r = await http.get("/v1/operator/health", headers={"authorization": f"Bearer {cfg.operator_token}"})
     except httpx.HTTPError as exc:
-        return f"no gateway answers HTTP at {cfg.http_target} for the operator routes ({type(exc).__name__}: {exc})"
+        return 75, (f"no gateway answers HTTP at {cfg.http_target} for the operator routes (--http-target; "
+                    f"{type(exc).__name__}: {exc})")
     if r.status_code in (401, 403):
-        return f"the gateway at {cfg.http_target} refuses the operator token (--operator-token / CROUPIER_OPERATOR_TOKEN)"
+        return 2, (f"the gateway at {cfg.http_target} refuses the operator token "
+                   "(--operator-token / CROUPIER_OPERATOR_TOKEN)")
     return None
 
 
 def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = None) -> tuple[int, dict[str, Any] | None]:
     """The whole load test; returns (exit code, report). Exit 0 only with no errors and a
     sample check that passed (or nothing to check); 75 when no gateway answers at the target
-    (nothing was run: try again later), 2 when it does not host the games asked for."""
+    or, with an operator token, at the HTTP target (nothing was run: try again later), 2 when
+    it does not host the games asked for or refuses the operator token."""
     problem = asyncio.run(preflight(cfg))
     if problem:
         code, message = problem
@@ -892,8 +897,9 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
         return code, None
     refused = asyncio.run(operator_token_refused(cfg))
     if refused:
-        print(f"croupier loadtest: {refused}", file=sys.stderr)
-        return 2, None
+        code, message = refused
+        print(f"croupier loadtest: {message}", file=sys.stderr)
+        return code, None
     finals, timeline, elapsed = run_workers(cfg)
     report = build_report(cfg, finals, timeline, elapsed)
     samples = [s for f in finals if f["type"] == "final" for s in f["samples"]]

@@ -197,6 +197,15 @@ def test_loadtest_over_http_with_operator(stack_services, tmp_path):
     (["--tables", "3", "--duration", "5", "--target", "localhost"], "HOST:PORT"),
     (["--tables", "3", "--duration", "5", "--target", "127.0.0.1:99999"], "HOST:PORT"),
     (["--tables", "3", "--duration", "5", "--json", "/no/such/dir/r.json"], "no directory"),
+    # Found before the run, not when the report is written after it.
+    (["--tables", "3", "--duration", "5", "--json", "/tmp"], "argument --json: cannot write '/tmp': it is a directory"),
+    (["--tables", "3", "--duration", "5", "--json", ""], "argument --json: cannot write ''"),
+    (["--tables", "3", "--duration", "5", "--json", "/sys/r.json"], "argument --json: cannot write '/sys/r.json'"),
+    (["--tables", "3", "--duration", "5", "--plot", "/tmp"], "argument --plot: cannot write '/tmp': it is a directory"),
+    (["--tables", "3", "--duration", "5", "--plot", "/sys/r.png"], "argument --plot: cannot write"),
+    # A think time so small that the offered load is infinite (JSON has no Infinity).
+    (["--tables", "3", "--duration", "5", "--think-ms", "1e-320"], "argument --think-ms: must be 0 (no think time) or at least"),
+    (["--tables", "3", "--duration", "5", "--think-ms", "inf"], "argument --think-ms"),
     (["--tables", "3", "--duration", "5", "--ramp", "9"], "--ramp"),
     (["--tables", "3", "--duration", "5", "--frobnicate"], "unrecognized arguments"),
 ])
@@ -217,9 +226,61 @@ def test_defaults():
     assert args.target is None  # resolved to 127.0.0.1:$CROUPIER_GATEWAY_GRPC_PORT (18081), make run's gateway
 
 
+def run_parsed(monkeypatch, argv: list[str]):
+    """The Config and the paths `croupier loadtest` hands to the run (which is not started)."""
+    import croupier_gateway.loadtest as loadtest
+
+    seen = {}
+
+    def fake_run(cfg, *, json_path=None, plot_path=None):
+        seen.update(cfg=cfg, json_path=json_path, plot_path=plot_path)
+        return 0, None
+
+    monkeypatch.setattr(loadtest, "run", fake_run)
+    assert croupier_main(["loadtest", "--tables", "2", "--duration", "1", *argv]) == 0
+    return seen
+
+
+def test_report_paths_are_expanded_before_they_are_used(monkeypatch, tmp_path):
+    """`--json=~/r.json` reaches no shell: the path checked is the path written."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    seen = run_parsed(monkeypatch, ["--json=~/r.json", "--plot=~/r.png"])
+    assert (seen["json_path"], seen["plot_path"]) == (str(tmp_path / "r.json"), str(tmp_path / "r.png"))
+    assert list(tmp_path.iterdir()) == []  # checked, not written
+
+
+def test_the_http_target_is_the_targets_host(monkeypatch):
+    """With gRPC, the operator API is the HTTP port of the same gateway: --target's host, not
+    this machine."""
+    monkeypatch.setenv("CROUPIER_GATEWAY_PORT", "18080")
+    assert run_parsed(monkeypatch, ["--target", "10.1.2.3:18081"])["cfg"].http_target == "10.1.2.3:18080"
+    assert run_parsed(monkeypatch, ["--target", "[::1]:18081"])["cfg"].http_target == "[::1]:18080"
+    assert run_parsed(monkeypatch, ["--protocol", "http", "--target", "10.1.2.3:9000"])["cfg"].http_target \
+        == "10.1.2.3:9000"
+    assert run_parsed(monkeypatch, ["--target", "10.1.2.3:18081", "--http-target", "10.9.9.9:80"])["cfg"].http_target \
+        == "10.9.9.9:80"
+
+
 def test_no_gateway_is_a_clear_error(capsys):
     from croupier_gateway.launcher import free_port
 
     code = croupier_main(["loadtest", "--tables", "2", "--duration", "1", "--target", f"127.0.0.1:{free_port()}"])
     assert code == 75  # nothing ran: try again later, as for every command whose service does not answer
     assert "no gateway answers grpc at 127.0.0.1:" in capsys.readouterr().err
+
+
+def test_an_operator_host_that_does_not_answer_is_exit_75(monkeypatch, capsys):
+    """As for --target: nothing was run, try again later (2 is for a token it refuses)."""
+    import croupier_gateway.loadtest as loadtest
+    from croupier_gateway.launcher import free_port
+    from croupier_gateway.loadtest import Config, run
+
+    async def fine(cfg):
+        return None
+
+    monkeypatch.setattr(loadtest, "preflight", fine)
+    cfg = Config(games=("journey",), tables=1, duration_s=1.0, operator_token="a-token",
+                 http_target=f"127.0.0.1:{free_port()}")
+    code, report = run(cfg)
+    assert (code, report) == (75, None)
+    assert "no gateway answers HTTP at 127.0.0.1:" in capsys.readouterr().err

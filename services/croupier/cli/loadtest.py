@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from croupier.engine import registry
@@ -33,6 +34,7 @@ def _whole(low: int):
 
 _positive_int = _whole(1)
 _count = _whole(0)
+MIN_THINK_MS = 0.001  # a microsecond: below it the offered load (tables x 1000 / MS) means nothing
 
 
 def _seconds(minimum_exclusive: bool):
@@ -50,6 +52,14 @@ def _seconds(minimum_exclusive: bool):
     return parse
 
 
+def _think_ms(text: str) -> float:
+    """--think-ms: 0 (no think time) or at least MIN_THINK_MS, finite."""
+    value = _seconds(False)(text)
+    if 0 < value < MIN_THINK_MS:
+        raise argparse.ArgumentTypeError(f"must be 0 (no think time) or at least {MIN_THINK_MS:g}, not {text}")
+    return value
+
+
 def _address(text: str) -> str:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -64,10 +74,23 @@ def _game(text: str) -> str:
 
 
 def _out_file(text: str) -> str:
-    parent = Path(text).expanduser().resolve().parent
+    """--json and --plot: a file that can be written, checked before the run rather than found
+    after it; the path given on is the expanded one (`--json=~/r.json` reaches no shell)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("cannot write '': give a file name")
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: it is a directory; give a file name")
+    parent = path.resolve().parent
     if not parent.is_dir():
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: no directory {parent}")
-    return text
+    if path.exists() and not os.access(path, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: it is not writable")
+    try:  # what a write would meet (root included: a read-only mount, a directory it may not write)
+        tempfile.NamedTemporaryFile(dir=parent, prefix=".croupier-loadtest-").close()
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {exc.strerror or exc} in {parent}") from None
+    return str(path)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,7 +103,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "finished games. Exit 0: no errors and the check passed; 1: errors or a "
                                    "failed check; 2: bad flags, a game the gateway does not host, or an operator "
                                    "token it refuses (checked before the run); 75: no gateway answers at the "
-                                   "target (nothing was run: try again later).")
+                                   "target, or at --http-target with an operator token (nothing was run: try "
+                                   "again later).")
     p.add_argument("--game", type=_game, default="all", metavar="G|all",
                    help=f"the game of the tables: {', '.join(registry.GAME_IDS)}, or all (spread evenly; default)")
     p.add_argument("--tables", type=_positive_int, required=True, metavar="N", help="tables in play at once")
@@ -90,8 +114,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--protocol", choices=["grpc", "http"], default="grpc",
                    help="gRPC, or HTTP + WebSocket (default grpc)")
     p.add_argument("--bot", choices=["random", "heuristic"], default="heuristic", help="the bots' play (default heuristic)")
-    p.add_argument("--think-ms", type=_seconds(False), default=0.0, metavar="MS",
-                   help="mean pause of a bot before each move, drawn from [0.5, 1.5] x MS (default 0: no pause)")
+    p.add_argument("--think-ms", type=_think_ms, default=0.0, metavar="MS",
+                   help="mean pause of a bot before each move, drawn from [0.5, 1.5] x MS (default 0: no pause; "
+                        f"else at least {MIN_THINK_MS:g})")
     p.add_argument("--workers", type=_positive_int, default=2, metavar="W",
                    help="load-generator processes (default 2)")
     p.add_argument("--target", type=_address, default=None, metavar="HOST:PORT",
@@ -106,7 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="finished games to check afterwards: audit and projection equals replay (default 10)")
     p.add_argument("--http-target", type=_address, default=None, metavar="HOST:PORT",
                    help=f"the gateway's HTTP address for the operator API (default: --target with --protocol http, "
-                        f"else 127.0.0.1:{http_port})")
+                        f"else --target's host with port {http_port}, $CROUPIER_GATEWAY_PORT)")
     p.add_argument("--operator-token", default=None, metavar="TOKEN",
                    help="operator token (default $CROUPIER_OPERATOR_TOKEN): the sample's logs come from the "
                         "gateway's export and tables cut short are force-ended; without one the logs are read "
@@ -137,7 +162,8 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
     http_port = os.environ.get("CROUPIER_GATEWAY_PORT", "18080")
     grpc_port = os.environ.get("CROUPIER_GATEWAY_GRPC_PORT", "18081")
     target = args.target or f"127.0.0.1:{grpc_port if args.protocol == 'grpc' else http_port}"
-    http_target = args.http_target or (target if args.protocol == "http" else f"127.0.0.1:{http_port}")
+    # The HTTP port of the same gateway: --target's host (not this machine's) with the HTTP port.
+    http_target = args.http_target or (target if args.protocol == "http" else f"{target.rpartition(':')[0]}:{http_port}")
     token = args.operator_token if args.operator_token is not None else os.environ.get("CROUPIER_OPERATOR_TOKEN", "")
     cfg = Config(games=games, tables=args.tables, duration_s=args.duration, ramp_s=args.ramp, protocol=args.protocol,
                  bot=args.bot, think_ms=args.think_ms, workers=min(args.workers, args.tables), target=target,

@@ -118,8 +118,9 @@ async def play_seat(client: Client, game_id: str, seat: int, token: str, bot_nam
         action = bot(update.view, update.actions, rng)
         if action is None:
             return  # the bot waits (its vote stands): the next update asks again
-        command_id = uuid.uuid4().hex
-        for attempt in range(20):
+        command_id = uuid.uuid4().hex  # the same for every try: the move is made at most once
+        tries = 20
+        for attempt in range(tries):
             try:
                 await client.submit(game_id, token, command_id, action, expected_version=update.version, wait=False)
                 record.moves += 1
@@ -129,6 +130,13 @@ async def play_seat(client: Client, game_id: str, seat: int, token: str, bot_nam
                     record.conflicts += 1
                     return
                 if exc.status in (429, 503):
+                    if attempt == tries - 1:
+                        # No newer view comes for a move that was never made: returning here would
+                        # leave the seat (and its table) waiting for ever. Status 0: the client
+                        # gave up, the gateway said nothing new (a 429 or 503 would be taken by
+                        # `follow` for a stream to resume).
+                        raise GatewayError(0, "gave_up", f"seat {seat} of {game_id}: the move was still answered "
+                                                         f"{exc.status} {exc.code} after {tries} tries") from exc
                     await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
                     continue
                 if exc.status == 422 and exc.code in ("game_over", "not_your_turn"):

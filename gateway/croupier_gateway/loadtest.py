@@ -207,13 +207,22 @@ def error_kind(exc: BaseException) -> str:
 
 class TimedClient:
     """The gateway client with every command timed: create_table, join (as join_seat) and
-    submit (by the action's type). Everything else passes through untouched."""
+    submit (by the action's type). Everything else passes through untouched.
+
+    A command is timed once, from its first try to its acknowledgement: the retries of a 429
+    (here, for create_table and join_seat) and a move's retries (play_seat's, with the same
+    command id) are in its latency, as a player would wait them."""
+
+    RETRIED = (429, 503)  # the answers play_seat tries a move again after
 
     def __init__(self, client: Any, owner: Any, game: str, running: dict[str, str] | None = None):
         self.client = client
         self.owner = owner  # anything with a `tally` (a Worker): read at each call, as it is reset
         self.game = game
         self.running = running  # a table is "running" from its creation: the time may cut it short
+        self.table: str | None = None  # the last table this client created
+        self.first_try: dict[str, float] = {}  # a move's command id -> when its first try was sent
+        self.clock = time.perf_counter
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
@@ -222,9 +231,9 @@ class TimedClient:
     def tally(self) -> Tally:
         return self.owner.tally
 
-    async def _timed(self, kind: str, call, *, retry_throttled: bool = True):
+    async def _timed(self, kind: str, call, *, retry_throttled: bool = True, t0: float | None = None):
+        t0 = self.clock() if t0 is None else t0  # once, before the first try
         for attempt in range(60):
-            t0 = time.perf_counter()
             try:
                 result = await call()
             except GatewayError as exc:
@@ -243,7 +252,7 @@ class TimedClient:
                     self.tally.error(error_kind(exc))
                     exc.counted = True  # type: ignore[attr-defined]
                 raise
-            self.tally.ok(kind, self.game, time.perf_counter() - t0)
+            self.tally.ok(kind, self.game, self.clock() - t0)
             return result
         raise GatewayError(429, "rate_limited", f"{kind} still rate limited after 60 tries")
 
@@ -254,6 +263,7 @@ class TimedClient:
         created = await self._timed("create_table", lambda: self.client.create_table(game_type, seats, options, cid,
                                                                                       retry=False))
         self.tally.opened += 1
+        self.table = created["game_id"]
         if self.running is not None:
             self.running[created["game_id"]] = game_type
         return created
@@ -265,9 +275,20 @@ class TimedClient:
 
     async def submit(self, game_id: str, token: str, command_id: str, action: Mapping[str, Any], *,
                      expected_version: int | None = None, wait: bool = True):
-        # play_seat backs off and retries a 429 itself (with the same command id).
-        return await self._timed(str(action.get("type") or "move"), lambda: self.client.submit(
-            game_id, token, command_id, action, expected_version=expected_version, wait=wait), retry_throttled=False)
+        # play_seat backs off and retries a 429 or a 503 itself, with the same command id: the
+        # move is timed from that id's first try.
+        t0 = self.first_try.setdefault(command_id, self.clock())
+        again = False
+        try:
+            return await self._timed(str(action.get("type") or "move"), lambda: self.client.submit(
+                game_id, token, command_id, action, expected_version=expected_version, wait=wait),
+                retry_throttled=False, t0=t0)
+        except GatewayError as exc:
+            again = exc.status in self.RETRIED
+            raise
+        finally:
+            if not again:
+                self.first_try.pop(command_id, None)
 
 
 @dataclass

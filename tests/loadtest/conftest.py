@@ -5,6 +5,7 @@ rather than written twice."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
 from pathlib import Path
@@ -28,3 +29,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).is_relative_to(here) and "stack_services" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture
+def quick_backoff(monkeypatch):
+    """play_seat backs off 0.05 s .. 1 s between a move's tries (~16 s for 20): none here."""
+    real_sleep = asyncio.sleep
+
+    async def no_sleep(delay, result=None):
+        return await real_sleep(0, result)
+
+    class Asyncio:  # asyncio, but for its sleep
+        sleep = staticmethod(no_sleep)
+
+        def __getattr__(self, name):
+            return getattr(asyncio, name)
+
+    from croupier_gateway import bots
+
+    monkeypatch.setattr(bots, "asyncio", Asyncio())

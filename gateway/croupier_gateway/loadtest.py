@@ -10,15 +10,17 @@ pausing a think time before each move, then opens the next one, until the durati
 --stagger (the default with a think time) starts the measured run in the steady state of a
 live platform rather than with every table at its first move: before the start, each table
 plays a random share of its first game (uniform over the bots' mean game length, which each
-worker measures by playing a few games in process) with no think time. Those warm-up moves
-are not in the report (it gives their count and time under "stagger"). Without it, a run
-shorter than a game never sees a game end.
+worker measures by playing a few games in process) with no think time. Those warm-up moves,
+and the games that end within the warm-up, are not in the report's figures (it gives their
+count and time under "stagger"). Without it, a run shorter than a game never sees a game end.
 
-Latency is from submitting a command to its acknowledgement (the gateway's answer; moves are
+Latency is from a command's first try to its acknowledgement (the gateway's answer; moves are
 submitted with wait=false, so the answer comes once the rules service has committed the
-events). It goes into log-bucket histograms (`Histogram`, ~1 % wide buckets, exact max) that
-the workers send to the parent, which merges them: once a second for the progress line and
-the timeline, at the end per command kind and per game.
+events): a command retried after a 429 or a 503 is one command, timed across its tries and
+their back-off (TimedClient; a move's tries are play_seat's, with one command id). It goes
+into log-bucket histograms (`Histogram`, ~1 % wide buckets, exact max) that the workers send
+to the parent, which merges them: once a second for the progress line and the timeline, at
+the end per command kind and per game.
 
 At the end a sample of the finished games is checked: their log (the gateway's operator export
 when an operator token is given, else read from Kafka) must pass the engine's audit, and the
@@ -306,12 +308,14 @@ class Worker:
         self.deadline = start + cfg.duration_s
         self.out = out
         self.tally = Tally()
-        self.running: dict[str, str] = {}  # game_id -> game type, tables opened and not over
+        self.running: dict[str, str] = {}  # game_id -> game type, tables being played
+        self.failed: dict[str, str] = {}  # tables a failure stopped (no bot plays them): not over
         self.samples: dict[str, list[FinishedGame]] = {}
         self.rng = random.Random(f"{cfg.seed}:{index}")
         self.measured = asyncio.Event()  # set when the measured run starts (at once without stagger)
         self.warming = 0  # tables still playing their warm-up moves
         self.warm_moves = 0
+        self.warm_finished = 0  # games that ended within the warm-up: not in the report's figures
         self.all_warm = asyncio.Event()
 
     def mean_moves(self, game: str, games: int = 3) -> float:
@@ -373,39 +377,56 @@ class Worker:
             pace = self.think
             await asyncio.sleep(max(0.0, self.start + cfg.ramp_s * slot / cfg.tables - time.monotonic()))
         while time.monotonic() < self.deadline:
-            game_id = None
+            timed.table = None
+            tokens: list[str] = []
+            problem: Exception | None = None
             try:
                 bots = [cfg.bot] * cfg.seats_for(game)
-                game_id, tokens = await create_and_seat(timed, game, bots)
-                seats = [asyncio.ensure_future(play_seat(timed, game_id, seat, token, cfg.bot, seed=cfg.seed,
+                _, tokens = await create_and_seat(timed, game, bots)
+                seats = [asyncio.ensure_future(play_seat(timed, timed.table, seat, token, cfg.bot, seed=cfg.seed,
                                                          pace_s=pace)) for seat, token in enumerate(tokens)]
                 try:
                     await asyncio.gather(*seats)
                 finally:
                     for task in seats:  # one seat failed: stop the others too
                         task.cancel()
-                    if mark is not None:  # the first game ended (or failed) within its warm-up
-                        mark()
-                        mark = None
-                        pace = self.think
-                        await self.measured.wait()
-                self.running.pop(game_id, None)
-                self.tally.finished[game] = self.tally.finished.get(game, 0) + 1
-                kept = self.samples.setdefault(game, [])
-                if len(kept) < max(1, cfg.check):
-                    kept.append(FinishedGame(game_id, game, tokens))
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # the table stays in `running`: force-ended at the end
-                if not getattr(exc, "counted", False):
-                    self.tally.error(error_kind(exc))
-                if game_id is None:
-                    await asyncio.sleep(0.5)  # could not open a table: do not spin
-                if mark is not None:
-                    mark()
-                    mark = None
-                    pace = self.think
-                    await self.measured.wait()
+            except Exception as exc:
+                problem = exc
+            finally:
+                timed.first_try.clear()  # a move given up on (or cancelled) is timed no more
+            self.table_ended(game, timed.table, tokens, problem)
+            if mark is not None:  # the first game ended (or failed): the slot's warm-up is over
+                mark()
+                mark = None
+                pace = self.think
+                await self.measured.wait()
+            elif problem is not None and not tokens:
+                await asyncio.sleep(0.5)  # could not open a table: do not spin
+
+    def table_ended(self, game: str, game_id: str | None, tokens: list[str], problem: Exception | None) -> None:
+        """Count a table whose game ended (problem None) or that a failure stopped. What ends
+        before the measured start belongs to the warm-up (`measured` is set, and the tally
+        swapped, in one step): a game over then is counted apart and never sampled."""
+        if game_id is not None:
+            self.running.pop(game_id, None)
+        if problem is not None:
+            if not getattr(problem, "counted", False):
+                self.tally.error(error_kind(problem))
+            if game_id is not None:
+                self.failed[game_id] = game  # not over, and no bot plays it now: force-ended at the end
+        elif not self.measured.is_set():
+            self.warm_finished += 1
+        else:
+            self.tally.finished[game] = self.tally.finished.get(game, 0) + 1
+            kept = self.samples.setdefault(game, [])
+            if len(kept) < max(1, self.cfg.check):
+                kept.append(FinishedGame(game_id, game, tokens))
+
+    def unfinished(self) -> list[list[str]]:
+        """The tables not over: cut short by the time (running) or stopped by a failure."""
+        return [[gid, g] for gid, g in {**self.running, **self.failed}.items()]
 
     async def ticker(self) -> None:
         second = 0
@@ -427,47 +448,53 @@ class Worker:
         slots = [s for s in range(cfg.tables) if s % cfg.workers == self.index]
         client = make_client(cfg.protocol, cfg.target,
                              connections=sum(cfg.seats_for(cfg.game_of_slot(s)) for s in slots))
-        if cfg.stagger:
-            self.moves_per_game = {g: self.mean_moves(g) for g in sorted({cfg.game_of_slot(s) for s in slots})}
-            self.warming = len(slots)
-            self.deadline = math.inf
-        elif go is not None:
-            self.out.put({"type": "ready", "worker": self.index})
-            await asyncio.get_running_loop().run_in_executor(None, go.wait)
-            self.start = start_value.value
-            self.deadline = self.start + cfg.duration_s
-        if not cfg.stagger:
-            self.measured.set()
-        tasks = [asyncio.create_task(self.slot(client, s)) for s in slots]
-        if cfg.stagger:
-            warm_started = time.monotonic()
-            if slots:
-                await self.all_warm.wait()
-            warm = {"moves": self.warm_moves, "seconds": round(time.monotonic() - warm_started, 3),
-                    "errors": sum(self.tally.errors.values()), "errors_by_kind": dict(self.tally.errors)}
-            self.out.put({"type": "ready", "worker": self.index, "warm": warm})
-            if go is not None:
+        tasks: list[asyncio.Task] = []
+        ticker = None
+        try:
+            if cfg.stagger:
+                self.moves_per_game = {g: self.mean_moves(g) for g in sorted({cfg.game_of_slot(s) for s in slots})}
+                self.warming = len(slots)
+                if not slots:
+                    self.all_warm.set()
+                self.deadline = math.inf
+            elif go is not None:
+                self.out.put({"type": "ready", "worker": self.index})
                 await asyncio.get_running_loop().run_in_executor(None, go.wait)
                 self.start = start_value.value
-            else:
-                self.start = time.monotonic()
-            self.deadline = self.start + cfg.duration_s
-            opened = self.tally.opened
-            self.tally = Tally(opened=opened)  # the warm-up is not in the report
-            await asyncio.sleep(max(0.0, self.start - time.monotonic()))
-            self.measured.set()
-        ticker = asyncio.create_task(self.ticker())
-        try:
+                self.deadline = self.start + cfg.duration_s
+            if not cfg.stagger:
+                self.measured.set()
+            tasks = [asyncio.create_task(self.slot(client, s)) for s in slots]
+            if cfg.stagger:
+                warm_started = time.monotonic()
+                await self.all_warm.wait()
+                warm = {"moves": self.warm_moves, "seconds": round(time.monotonic() - warm_started, 3),
+                        "errors": sum(self.tally.errors.values()), "errors_by_kind": dict(self.tally.errors),
+                        "finished": self.warm_finished}
+                self.out.put({"type": "ready", "worker": self.index, "warm": warm})
+                if go is not None:
+                    await asyncio.get_running_loop().run_in_executor(None, go.wait)
+                    self.start = start_value.value
+                else:
+                    self.start = time.monotonic()
+                self.deadline = self.start + cfg.duration_s
+                await asyncio.sleep(max(0.0, self.start - time.monotonic()))
+                # The warm-up is not in the report: the measured tally starts here, with the
+                # tables in play at the start (those not over; a failed one stays not over).
+                self.tally = Tally(opened=len(self.running) + len(self.failed))
+                self.measured.set()
+            ticker = asyncio.create_task(self.ticker())
             await asyncio.sleep(max(0.0, self.deadline - time.monotonic()))
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
-            # What completed since the last tick belongs to the run's last second.
-            self.send_tick(max(1, min(math.ceil(time.monotonic() - self.start), math.ceil(self.cfg.duration_s))))
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
+                # What completed since the last tick belongs to the run's last second.
+                self.send_tick(max(1, min(math.ceil(time.monotonic() - self.start), math.ceil(self.cfg.duration_s))))
             with contextlib.suppress(Exception):
                 await client.close()
         t = self.tally
@@ -476,8 +503,8 @@ class Worker:
             "kinds": {k: h.to_wire() for k, h in t.kinds.items()},
             "games": {g: h.to_wire() for g, h in t.games.items()},
             "errors": t.errors, "refusals": t.refusals, "rate_limited": t.rate_limited,
-            "opened": t.opened, "finished": t.finished,
-            "unfinished": [[gid, g] for gid, g in self.running.items()],
+            "opened": t.opened, "finished": t.finished, "failed": len(self.failed),
+            "unfinished": self.unfinished(),
             "samples": [[f.game_id, f.game_type, f.tokens] for kept in self.samples.values() for f in kept],
         })
 
@@ -568,7 +595,7 @@ def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
             for kind, n in w.get("errors_by_kind", {}).items():
                 kinds[kind] = kinds.get(kind, 0) + n
         cfg_warm = {"moves": moves, "seconds": seconds, "errors": sum(w["errors"] for w in warm),
-                    "errors_by_kind": kinds}
+                    "errors_by_kind": kinds, "finished": sum(w.get("finished", 0) for w in warm)}
         if cfg.progress:
             print(f"stagger: {moves} warm-up moves in {seconds:g} s; the measured run starts now", file=sys.stderr,
                   flush=True)
@@ -729,7 +756,7 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
     errors: dict[str, int] = {}
     refusals: dict[str, int] = {}
     finished: dict[str, int] = {g: 0 for g in cfg.games}
-    rate_limited = opened = 0
+    rate_limited = opened = failed_tables = 0
     for f in finals:
         if f["type"] == "failed":
             errors[f"worker_failed:{f['error']}"[:200]] = errors.get(f"worker_failed:{f['error']}"[:200], 0) + 1
@@ -743,6 +770,7 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
                 d_out[k] = d_out.get(k, 0) + n
         rate_limited += f["rate_limited"]
         opened += f["opened"]
+        failed_tables += f.get("failed", 0)
     overall = Histogram()
     for h in kinds.values():
         overall.merge(h)
@@ -775,7 +803,7 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
         "window_unix": timeline.window_unix,
         "rate_limited": rate_limited,
         "tables": {"opened": opened, "finished": sum(finished.values()), "unfinished": len(unfinished),
-                   "force_ended": 0},
+                   "failed": failed_tables, "force_ended": 0},
         "games_finished": finished,
         "timeline": timeline.rows(),
         "machine": {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
@@ -797,7 +825,7 @@ def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
     if report.get("stagger"):
         w = report["stagger"]
         line(f"  stagger     {w['moves']:,} warm-up moves in {w['seconds']:g} s before the run (not measured; "
-             f"{w['errors']} error(s){': ' if w.get('errors_by_kind') else ''}"
+             f"{w.get('finished', 0)} game(s) ended in it; {w['errors']} error(s){': ' if w.get('errors_by_kind') else ''}"
              f"{', '.join(f'{k} {n}' for k, n in sorted(w.get('errors_by_kind', {}).items()))})")
     line(f"  throughput  {report['throughput_per_s']:,.1f} commands/s ({report['commands']:,} commands; "
          f"moves {report['moves_per_s']:,.1f}/s{served})")
@@ -815,8 +843,9 @@ def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
     if report["rate_limited"]:
         line(f"  rate limited {report['rate_limited']} time(s), retried (raise CROUPIER_RATE_LIMIT_PER_S on the gateway)")
     t = report["tables"]
-    line(f"  tables      opened {t['opened']}, finished {t['finished']}, cut short by the time {t['unfinished']} "
-         f"(force-ended {t['force_ended']})")
+    failed = t.get("failed", 0)
+    line(f"  tables      opened {t['opened']}, finished {t['finished']}, cut short {t['unfinished']} "
+         f"(by the time {t['unfinished'] - failed}, by a failure {failed}; force-ended {t['force_ended']})")
     if t["unfinished"] > t["force_ended"]:
         line(f"              {t['unfinished'] - t['force_ended']} of them left running (no bot plays them now): "
              "give --operator-token (or CROUPIER_OPERATOR_TOKEN) to force-end them at the end")

@@ -56,6 +56,9 @@ def check_consistent(report: dict, games: tuple[str, ...]) -> None:
     assert tables["finished"] == sum(report["games_finished"].values())
     assert tables["opened"] == tables["finished"] + tables["unfinished"]
     assert tables["opened"] >= report["config"]["tables"]
+    assert tables["failed"] == 0
+    # A table being played holds a slot: never more of them than --tables.
+    assert all(row["tables_running"] <= report["config"]["tables"] for row in report["timeline"])
     assert set(report["games_finished"]) == set(games)
     # The sample of finished games: audit clean, projection equals replay.
     check = report["check"]
@@ -102,6 +105,7 @@ def test_staggered_start_sees_games_end_in_a_run_shorter_than_a_game(stack_servi
     assert report["config"]["stagger"] is True
     warm = report["stagger"]
     assert warm["moves"] > 0 and warm["errors"] == 0 and warm["errors_by_kind"] == {} and warm["seconds"] > 0
+    assert warm["finished"] >= 0  # games that ended in the warm-up: not among games_finished
     check_consistent(report, ("journey",))
     assert report["games_finished"]["journey"] >= 1
     # Measured moves are at most what 12 tables can ask in 6 s at >= 50 ms a move: the

@@ -52,7 +52,9 @@ from croupier.engine import registry
 from croupier_gateway.client import GatewayError
 
 REPORT_VERSION = 1
-STAGGER_TIMEOUT_S = 1800.0
+STAGGER_TIMEOUT_S = 1800.0  # how long the parent waits for the workers' warm-up (--stagger)
+READY_TIMEOUT_S = 120.0  # ... and for a worker to be ready without one
+ABORT_GRACE_S = 30.0  # a worker told to give up its warm-up has this long to report its tables
 EXPECTED_REFUSALS = {(409, None), (422, "not_your_turn"), (422, "game_over")}
 
 
@@ -161,7 +163,10 @@ class Config:
         return {"games": list(self.games), "tables": self.tables, "duration_s": self.duration_s,
                 "ramp_s": self.ramp_s, "protocol": self.protocol, "bot": self.bot, "think_ms": self.think_ms,
                 "workers": self.workers, "target": self.target, "seats": self.seats, "check": self.check,
-                "stagger": self.stagger}
+                "stagger": self.stagger, "http_target": self.http_target,
+                # Whether a token was given (never the token) and --keep-tables: what became of
+                # the tables the time cut short.
+                "operator": bool(self.operator_token), "keep_tables": not self.cleanup}
 
 
 def make_client(protocol: str, address: str, timeout_s: float = 30.0, connections: int = 100):
@@ -443,7 +448,16 @@ class Worker:
         t.tick = Histogram()
         t.tick_errors = 0
 
-    async def run(self, go: Any = None, start_value: Any = None) -> None:
+    async def warm_up(self, abort: Any) -> None:
+        """Wait for every table to be warm; raise WarmUpAborted if the parent gives up first."""
+        while not self.all_warm.is_set():
+            if abort is not None and abort.is_set():
+                raise WarmUpAborted(f"the parent gave up waiting for its warm-up ({self.warming} table(s) "
+                                    "still warming up)")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.all_warm.wait(), 0.5)
+
+    async def run(self, go: Any = None, start_value: Any = None, abort: Any = None) -> None:
         cfg = self.cfg
         slots = [s for s in range(cfg.tables) if s % cfg.workers == self.index]
         client = make_client(cfg.protocol, cfg.target,
@@ -467,7 +481,7 @@ class Worker:
             tasks = [asyncio.create_task(self.slot(client, s)) for s in slots]
             if cfg.stagger:
                 warm_started = time.monotonic()
-                await self.all_warm.wait()
+                await self.warm_up(abort)
                 warm = {"moves": self.warm_moves, "seconds": round(time.monotonic() - warm_started, 3),
                         "errors": sum(self.tally.errors.values()), "errors_by_kind": dict(self.tally.errors),
                         "finished": self.warm_finished}
@@ -509,24 +523,31 @@ class Worker:
         })
 
 
-def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any) -> None:
+class WarmUpAborted(Exception):
+    """The parent gave up waiting for this worker's warm-up."""
+
+
+def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any, abort: Any = None) -> None:
     """A load-generator process: waits for the start signal, then runs its table slots."""
     import structlog
 
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))  # errors only
-    # Load every game and bot before the start, so that no table's first command pays for it.
-    import croupier_gateway.bots  # noqa: F401
-    from croupier.engine.bots import bot_for
-
-    for game in cfg.games:
-        bot_for(registry.get(game), cfg.bot)
+    worker = None
     try:
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))  # errors only
+        # Load every game and bot before the start, so that no table's first command pays for it.
+        import croupier_gateway.bots  # noqa: F401
+        from croupier.engine.bots import bot_for
+
+        for game in cfg.games:
+            bot_for(registry.get(game), cfg.bot)
         from croupier.runtime import run, tune_gc
 
         tune_gc()  # as the services do: a generator that collects less serves more
-        run(Worker(index, cfg, 0.0, out).run(go, start_value))
-    except Exception as exc:  # the parent must always hear back
-        out.put({"type": "failed", "worker": index, "error": f"{type(exc).__name__}: {exc}"})
+        worker = Worker(index, cfg, 0.0, out)
+        run(worker.run(go, start_value, abort))
+    except Exception as exc:  # the parent must always hear back, and of the tables left open
+        out.put({"type": "failed", "worker": index, "error": f"{type(exc).__name__}: {exc}",
+                 "unfinished": worker.unfinished() if worker is not None else []})
 
 
 # -- the parent: progress, merge, check, report ----------------------------------------------
@@ -561,32 +582,77 @@ def progress_line(row: Mapping[str, Any], errors_total: int) -> str:
             f"errors {errors_total}  tables running {row['tables_running']} finished {row['tables_finished']}")
 
 
+def await_ready(cfg: Config, procs: Sequence[Any], out: Any, abort: Any) -> tuple[list[dict], list[dict], set[int]]:
+    """Wait for every worker to be ready (after its warm-up, with --stagger): returns the warm-up
+    figures of those ready, the failure reports of the others, and the workers given up on
+    (nothing of theirs counts after). It never waits on a dead worker: one that dies before it
+    is ready is a failure, as one that fails during the run is; so is one not ready in time,
+    which is first told to give up its warm-up and report the tables it opened (so that they
+    are force-ended), then ended."""
+    warm: list[dict] = []
+    early: list[dict] = []
+    gone: set[int] = set()
+    answered: set[int] = set()
+
+    def take(msg: Mapping[str, Any]) -> None:
+        if msg.get("worker") in answered or msg["type"] not in ("ready", "failed"):
+            return
+        answered.add(msg["worker"])
+        if msg["type"] == "failed":
+            early.append(dict(msg))
+        elif "warm" in msg:
+            warm.append(msg["warm"])
+
+    def give_up(i: int, error: str) -> None:
+        answered.add(i)
+        gone.add(i)
+        early.append({"type": "failed", "worker": i, "error": error})
+
+    limit = STAGGER_TIMEOUT_S if cfg.stagger else READY_TIMEOUT_S
+    ready_by = time.monotonic() + limit
+    grace_by = None
+    while len(answered) < len(procs):
+        try:
+            take(out.get(timeout=0.5))
+            continue
+        except queue_lib.Empty:
+            pass
+        for i, p in enumerate(procs):
+            if i not in answered and not p.is_alive():
+                # Its last message may still be on its way: read what is there before calling it dead.
+                with contextlib.suppress(queue_lib.Empty):
+                    while True:
+                        take(out.get(timeout=0.2))
+                if i not in answered:
+                    give_up(i, f"the worker died before it was ready (exit code {p.exitcode})")
+        now = time.monotonic()
+        if grace_by is None and now > ready_by:
+            abort.set()  # a worker still warming up stops its tables and reports them
+            grace_by = now + ABORT_GRACE_S
+        elif grace_by is not None and now > grace_by:
+            what = "its warm-up (--stagger) was not over" if cfg.stagger else "it was not ready"
+            for i, p in enumerate(procs):
+                if i not in answered:
+                    p.terminate()
+                    give_up(i, f"{what} after {limit:g} s")
+    return warm, early, gone
+
+
 def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
     # spawn, not fork: a forked child would inherit the parent's gRPC state.
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     go = ctx.Event()
+    abort = ctx.Event()
     start_value = ctx.Value("d", 0.0)
-    procs = [ctx.Process(target=worker_main, args=(i, cfg, start_value, go, out), daemon=True)
+    procs = [ctx.Process(target=worker_main, args=(i, cfg, start_value, go, out, abort), daemon=True)
              for i in range(cfg.workers)]
     for p in procs:
         p.start()
-    ready = 0
-    warm: list[dict] = []
-    early: list[dict] = []
     warm_started = time.monotonic()
     if cfg.stagger and cfg.progress:
         print("stagger: playing each table to a random point of its first game ...", file=sys.stderr, flush=True)
-    while ready < cfg.workers:
-        # A staggered start plays many moves first: allow it time (and say why it ends).
-        msg = out.get(timeout=STAGGER_TIMEOUT_S if cfg.stagger else 120)
-        if msg["type"] == "ready":
-            ready += 1
-            if "warm" in msg:
-                warm.append(msg["warm"])
-        elif msg["type"] == "failed":
-            early.append(msg)
-            ready += 1
+    warm, early, gone = await_ready(cfg, procs, out, abort)
     if warm:
         moves = sum(w["moves"] for w in warm)
         seconds = round(time.monotonic() - warm_started, 3)
@@ -621,7 +687,9 @@ def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
             if time.monotonic() > give_up or not any(p.is_alive() for p in procs):
                 break
         if msg is not None:
-            if msg["type"] == "tick":
+            if msg.get("worker") in gone:
+                pass  # given up on before the start: already counted as failed
+            elif msg["type"] == "tick":
                 timeline.add(msg)
                 errors_total += msg["errors"]
             elif msg["type"] in ("final", "failed"):
@@ -760,6 +828,9 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
     for f in finals:
         if f["type"] == "failed":
             errors[f"worker_failed:{f['error']}"[:200]] = errors.get(f"worker_failed:{f['error']}"[:200], 0) + 1
+            # The tables a failed worker left open: not over, force-ended with the others.
+            opened += len(f.get("unfinished", []))
+            failed_tables += len(f.get("unfinished", []))
             continue
         for k, w in f["kinds"].items():
             kinds.setdefault(k, Histogram()).merge(Histogram.from_wire(w))
@@ -779,7 +850,7 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
     offered = cfg.tables * 1000.0 / cfg.think_ms if cfg.think_ms else None
     # Offered load counts moves only (a table asks one move per think time); so does served.
     moves = sum(h.count for k, h in kinds.items() if k not in ("create_table", "join_seat"))
-    unfinished = [u for f in finals if f["type"] == "final" for u in f["unfinished"]]
+    unfinished = [u for f in finals for u in f.get("unfinished", [])]
     return {
         "report_version": REPORT_VERSION,
         "config": cfg.as_dict(),
@@ -803,7 +874,7 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
         "window_unix": timeline.window_unix,
         "rate_limited": rate_limited,
         "tables": {"opened": opened, "finished": sum(finished.values()), "unfinished": len(unfinished),
-                   "failed": failed_tables, "force_ended": 0},
+                   "failed": failed_tables, "force_ended": 0, "force_end_failed": 0},
         "games_finished": finished,
         "timeline": timeline.rows(),
         "machine": {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
@@ -811,9 +882,9 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
     }
 
 
-def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
+def print_report(report: Mapping[str, Any], out=None) -> None:
     def line(*parts: Any) -> None:
-        print(*parts, file=out)
+        print(*parts, file=out or sys.stdout)  # sys.stdout as it is now, not at import
 
     c = report["config"]
     lat = report["latency"]
@@ -846,9 +917,18 @@ def print_report(report: Mapping[str, Any], out=sys.stdout) -> None:
     failed = t.get("failed", 0)
     line(f"  tables      opened {t['opened']}, finished {t['finished']}, cut short {t['unfinished']} "
          f"(by the time {t['unfinished'] - failed}, by a failure {failed}; force-ended {t['force_ended']})")
-    if t["unfinished"] > t["force_ended"]:
-        line(f"              {t['unfinished'] - t['force_ended']} of them left running (no bot plays them now): "
-             "give --operator-token (or CROUPIER_OPERATOR_TOKEN) to force-end them at the end")
+    if t.get("force_end_failed"):
+        line(f"              {t['force_end_failed']} of them could not be force-ended (the operator API at "
+             f"{c.get('http_target', '--http-target')} failed): left running")
+    left = t["unfinished"] - t["force_ended"] - t.get("force_end_failed", 0)
+    if left > 0:
+        if c.get("keep_tables"):
+            why = "--keep-tables"
+        elif c.get("operator", True):
+            why = "not force-ended"
+        else:
+            why = "give --operator-token (or CROUPIER_OPERATOR_TOKEN) to force-end them at the end"
+        line(f"              {left} of them left running (no bot plays them now): {why}")
     line("  finished    " + ", ".join(f"{g} {n}" for g, n in report["games_finished"].items()))
     chk = report.get("check")
     if chk and chk["passed"] is None:
@@ -953,7 +1033,7 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
     finals, timeline, elapsed = run_workers(cfg)
     report = build_report(cfg, finals, timeline, elapsed)
     samples = [s for f in finals if f["type"] == "final" for s in f["samples"]]
-    unfinished = [u for f in finals if f["type"] == "final" for u in f["unfinished"]]
+    unfinished = [u for f in finals for u in f.get("unfinished", [])]
 
     async def after() -> None:
         if cfg.check and samples:
@@ -962,8 +1042,9 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
             # Nothing finished (or --check 0): nothing to check, which is not a failure.
             report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": []}
         if cfg.cleanup and cfg.operator_token and unfinished:
-            ended, _failed = await force_end(cfg, unfinished)
+            ended, failed = await force_end(cfg, unfinished)
             report["tables"]["force_ended"] = ended
+            report["tables"]["force_end_failed"] = failed
 
     asyncio.run(after())
     print_report(report)

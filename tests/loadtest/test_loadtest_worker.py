@@ -1,18 +1,20 @@
 """A load-generator worker's bookkeeping and the parent's, against an in-process fake of the
 gateway client (loadtest_fakes.FakeGateway; nothing here touches Kafka or Redis): what a game
-that ends in the warm-up and a table that fails count for in the report, and what becomes of
-their tables."""
+that ends in the warm-up, a table that fails and a worker that fails before it is ready count
+for in the report, and what becomes of their tables."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 
 import pytest
-from loadtest_fakes import FakeGateway, Out, run_guarded
+from loadtest_fakes import FakeGateway, Out, die_or_hang, run_guarded
 
 from croupier_gateway import loadtest
 from croupier_gateway.client import GatewayError
-from croupier_gateway.loadtest import Config, Worker
+from croupier_gateway.loadtest import Config, Worker, run
 
 
 def run_worker(fake: FakeGateway, monkeypatch, *, stagger: bool, tables: int = 2, duration_s: float = 0.5,
@@ -88,3 +90,76 @@ def test_a_table_that_gives_up_is_a_failure_and_its_slot_opens_another(monkeypat
     else:
         assert final["errors"] == {**failure, "503:unavailable": 20}
     assert final["opened"] == sum(final["finished"].values()) + len(final["unfinished"])
+
+
+def test_a_worker_aborted_in_its_warm_up_reports_its_tables(monkeypatch):
+    """Told to give up its warm-up (the parent's wait is over), a worker stops and says which
+    tables it had open, so that they are force-ended."""
+    abort = threading.Event()
+    stuck = asyncio.Event()  # never set: every move waits for ever
+
+    async def never(*args, **kwargs):
+        await stuck.wait()
+
+    fake = FakeGateway(on_create=lambda game_id: abort.set())
+    fake.submit = never
+    with pytest.raises(loadtest.WarmUpAborted):
+        run_worker(fake, monkeypatch, stagger=True, tables=2, abort=abort, mean_moves=1000)
+    worker = fake.worker
+    assert {g for g, _ in worker.unfinished()} == set(fake.created) and fake.created
+
+
+# -- a worker that never gets ready --------------------------------------------------------
+
+
+def test_a_worker_that_dies_or_hangs_before_it_is_ready_is_a_failure_in_a_report(monkeypatch, capsys):
+    """Worker 0 dies at once, worker 1 never gets ready: no long wait on a dead process, no
+    queue.Empty traceback, but a report with a worker_failed error each and exit 1."""
+    monkeypatch.setattr(loadtest, "worker_main", die_or_hang)
+    monkeypatch.setattr(loadtest, "READY_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(loadtest, "ABORT_GRACE_S", 1.0)
+
+    async def fine(cfg):
+        return None
+
+    monkeypatch.setattr(loadtest, "preflight", fine)
+    monkeypatch.setattr(loadtest, "operator_token_refused", fine)
+    cfg = Config(games=("journey",), tables=2, duration_s=1.0, workers=2, progress=False)
+    code, report = run(cfg)
+    assert code == 1
+    errors = report["errors_by_kind"]
+    assert report["errors"] == 2
+    assert "worker_failed:the worker died before it was ready (exit code 3)" in errors
+    assert "worker_failed:it was not ready after 1 s" in errors
+    assert report["commands"] == 0 and report["check"]["passed"] is None
+    assert "worker_failed" in capsys.readouterr().out
+
+
+# -- the tables a failed worker left, and force-end failures ----------------------------------
+
+
+def test_force_end_failures_are_reported(monkeypatch, capsys):
+    """An operator API that cannot be reached: the tables it could not end are counted, and
+    the report does not tell to give an operator token that was given."""
+    from croupier_gateway.launcher import free_port
+
+    final = {"type": "final", "kinds": {}, "games": {}, "errors": {}, "refusals": {}, "rate_limited": 0,
+             "opened": 3, "finished": {"journey": 1}, "failed": 1,
+             "unfinished": [["journey-a", "journey"], ["journey-b", "journey"]], "samples": []}
+    failed = {"type": "failed", "worker": 1, "error": "WarmUpAborted: ...", "unfinished": [["journey-c", "journey"]]}
+    monkeypatch.setattr(loadtest, "run_workers", lambda cfg: ([final, failed], loadtest.Timeline(), 1.0))
+
+    async def fine(cfg):
+        return None
+
+    monkeypatch.setattr(loadtest, "preflight", fine)
+    monkeypatch.setattr(loadtest, "operator_token_refused", fine)
+    cfg = Config(games=("journey",), tables=2, duration_s=1.0, workers=2, progress=False, check=0,
+                 operator_token="a-token", http_target=f"127.0.0.1:{free_port()}")
+    code, report = run(cfg)
+    assert code == 1
+    assert report["tables"] == {"opened": 4, "finished": 1, "unfinished": 3, "failed": 2, "force_ended": 0,
+                                "force_end_failed": 3}
+    printed = capsys.readouterr().out
+    assert "3 of them could not be force-ended" in printed
+    assert "give --operator-token" not in printed

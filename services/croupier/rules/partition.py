@@ -23,7 +23,7 @@ from typing import Any
 import structlog
 
 from croupier.engine.codec import canonical_bytes
-from croupier.engine.contract import CONFLICT, NOT_FOUND, Command, Rejection, Tick
+from croupier.engine.contract import CONFLICT, MALFORMED, NOT_FOUND, Command, Rejection, Tick
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import (
     CLOCK_IDLE_MOVES_PER_SEAT,
@@ -37,7 +37,7 @@ from croupier.engine.table import (
 from croupier.rules.forgotten import IdFilter
 from croupier.rules.pace import CommitPace
 from croupier.rules.snapshot import Snapshot, SnapshotStore, compress, encode_between
-from croupier.rules.store import WriterFenced
+from croupier.rules.store import RecordTooLarge, WriterFenced, encode_record, record_fits
 
 log = structlog.get_logger("croupier.rules")
 
@@ -146,6 +146,7 @@ class PartitionOwner:
         snapshot_executor: ThreadPoolExecutor | None = None,
         topic: str = "",
         fingerprint: str = "",
+        max_record_bytes: int | None = None,
     ):
         self.host = host
         self.partition = partition
@@ -192,6 +193,11 @@ class PartitionOwner:
         self._unproven = 0  # batches taken at once since the last linger, while lingers do not pay
         self.lingers = 0  # batches that lingered
         self._window = dedupe_window
+        # The largest record the writer may send (KafkaSettings.max_message_bytes; None: no
+        # check, as for the tests' in-memory writers): a command whose records would be larger
+        # is refused alone, `too_large`, before the append, rather than failing its batch.
+        # With it set, each command's records are encoded here once, and handed to the writer.
+        self._max_record = max_record_bytes
         self._event_types: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._task: asyncio.Task | None = None
         self._timer_task: asyncio.Task | None = None
@@ -487,11 +493,12 @@ class PartitionOwner:
         tentative: dict[str, Slot] = {}
         in_batch: dict[tuple[str, str], Outcome] = {}
         records: list[Envelope] = []
+        values: list[bytes] | None = [] if self._max_record is not None else None
         answers: list[tuple[Pending, Outcome | Rejection, Slot | None]] = []
         now = int(time.time() * 1000)
         for item in batch:
             try:
-                slot, outcome, envs = self._decide(item, tentative, in_batch, now)
+                slot, outcome, envs = self._decide(item, tentative, in_batch, now, values)
             except Rejection as exc:
                 answers.append((item, exc, None))
                 continue
@@ -510,7 +517,26 @@ class PartitionOwner:
         if records:
             started = time.perf_counter()
             try:
-                offset = await loop.run_in_executor(self._append_executor, self._writer.append, records)
+                if values is None:
+                    offset = await loop.run_in_executor(self._append_executor, self._writer.append, records)
+                else:
+                    offset = await loop.run_in_executor(self._append_executor, self._writer.append, records, values)
+            except RecordTooLarge as exc:
+                # The broker refused a record for its size (its topic's max.message.bytes is
+                # below the writers' max_message_bytes): nothing of the batch was committed. A
+                # new writer, as after any error, then each command of the batch alone, so
+                # that only the one too large is refused, `too_large`, and not retried.
+                log.warning("append_too_large", partition=self.partition, commands=len(batch), error=str(exc),
+                            hint="set CROUPIER_KAFKA_MAX_MESSAGE_BYTES within the topic's max.message.bytes")
+                await self._renew_writer(loop)
+                if len(batch) == 1:
+                    self._fail(batch, Rejection(
+                        "too_large", "the event store refused this command's events as larger than a record may be "
+                        f"({exc}); it is malformed, do not retry it", MALFORMED))
+                    return
+                for item in batch:
+                    await self._process(loop, [item])
+                return
             except Exception as exc:
                 if not _fenced(exc):
                     log.warning("append_failed", partition=self.partition, error=str(exc))
@@ -727,12 +753,49 @@ class PartitionOwner:
             self.status = READY
             log.info("partition_recovered", partition=self.partition, events=count)
 
+    async def _renew_writer(self, loop) -> None:
+        """A new writer after one that failed with nothing committed (a record refused for its
+        size fails its whole transaction), the partition serving on: commands queue up
+        meanwhile rather than being refused as during a rebuild. As after any failure, the
+        new writer's epoch is followed by a read of the log from where memory ends; it finds
+        nothing unless another writer appended since (then folded here, on the loop). Any
+        trouble on the way: the full recovery (_recover)."""
+        if not self._still_assigned():
+            await self._recover(loop)  # which lets the partition go
+            return
+        try:
+            old, self._writer = self._writer, None
+            if old is not None:
+                await loop.run_in_executor(self._executor, old.close)
+            self._writer = await loop.run_in_executor(self._executor, self._make_writer)
+            found = await loop.run_in_executor(self._executor, lambda: list(self._rebuild()))
+        except Exception as exc:
+            if _fenced(exc):
+                self.status = LOST
+                if self._on_fenced:
+                    self._on_fenced(self.partition)
+                return
+            log.warning("writer_renew_failed", partition=self.partition, error=str(exc))
+            await self._recover(loop)
+            return
+        changed = set()
+        for env in found:
+            if (slot := self.games.get(env.game_id)) is None or env.seq > slot.state.version:
+                self._fold(env)
+                changed.add(env.game_id)
+        for game_id in changed:
+            if (slot := self.games.get(game_id)) is not None:
+                self._schedule(game_id, slot.state)
+                if self._on_committed:
+                    self._on_committed(game_id, slot.state)
+
     def _fail(self, batch: list[Pending], rejection: Rejection) -> None:
         for item in batch:
             if not item.future.done():
                 item.future.set_exception(rejection)
 
-    def _decide(self, item: Pending, tentative: dict[str, Slot], in_batch: dict, now: int):
+    def _decide(self, item: Pending, tentative: dict[str, Slot], in_batch: dict, now: int,
+                values: list[bytes] | None = None):
         host = self.host
         slot = tentative.get(item.game_id) or self.games.get(item.game_id)
         prior = in_batch.get((item.game_id, item.command_id))
@@ -774,11 +837,31 @@ class PartitionOwner:
                 state = host.evolve(state, env)
             # `seen` is shared: only committed results are ever written to it.
             new = Slot(state=state, seen=slot.seen)
+        if values is not None:
+            values.extend(self._encoded(item, envs))
         outcome = Outcome(item.game_id, envs[0].seq, envs[-1].seq, envs[-1].seq, tuple(e.type for e in envs),
                           digest=cause_digest(envs[0].cause))
         in_batch[(item.game_id, item.command_id)] = outcome
         tentative[item.game_id] = new
         return new, outcome, envs
+
+    def _encoded(self, item: Pending, envs: list[Envelope]) -> list[bytes]:
+        """The command's records, encoded; refused `too_large` (malformed: the same command
+        is as large every time) if one is larger than the writer may send."""
+        encoded = [encode_record(env) for env in envs]
+        key = item.game_id.encode("utf-8")
+        for env, value in zip(envs, encoded, strict=True):
+            if not record_fits(value, key, self._max_record):
+                if item.fork is not None:
+                    what = (f"the fork would carry its origin's {len(item.fork['origin'])} events in one record "
+                            f"of {len(value):,} bytes")
+                    hint = "; fork from an earlier step, or raise the store's limit"
+                else:
+                    what = f"its {env.type} event would be a record of {len(value):,} bytes"
+                    hint = ""
+                raise Rejection("too_large", f"this command is too large to record: {what}, and the event store "
+                                f"takes at most {self._max_record:,} bytes a record{hint}", MALFORMED)
+        return encoded
 
     def _same_command(self, item: Pending, digest: int | None) -> None:
         """Refuse a move whose command_id this game has seen with another move (or seat): a

@@ -349,7 +349,7 @@ class Replica:
             append_executor=self._append_executor, pace=self.pace, linger_s=s.commit_linger_ms / 1000,
             retire_after_s=s.retire_after_s, forget_after_s=s.forget_after_s, idle_end_after_s=s.idle_end_after_s,
             snapshots=self.snapshots, snapshot_every=s.snapshot_every, snapshot_executor=self._snapshot_executor,
-            topic=self.topic, fingerprint=self.fingerprint,
+            topic=self.topic, fingerprint=self.fingerprint, max_record_bytes=s.kafka.max_message_bytes,
         )
         if previous is not None:
             owner.adopt(previous)

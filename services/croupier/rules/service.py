@@ -37,6 +37,9 @@ COMMAND_TIMEOUT_S = 10.0
 OWNERS_REFRESH_S = 2.0
 MAX_ID = 128
 MAX_ACTION_JSON = 16 * 1024
+# A ForceEnd's reason: TableEnded keeps its first 200 characters, and the command recorded
+# in the event's cause keeps what was sent, so a longer one is refused (as the gateway does).
+MAX_REASON = 200
 
 
 class ListenError(RuntimeError):
@@ -173,6 +176,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return rules_pb2.LeaveSeatResponse(result=result) if result else rules_pb2.LeaveSeatResponse()
 
     async def ForceEnd(self, request, context):
+        if len(request.reason) > MAX_REASON:
+            await self._abort(context, Rejection(
+                "invalid_reason", f"a reason is at most {MAX_REASON} characters, not {len(request.reason):,}", "malformed"))
+            return rules_pb2.ForceEndResponse()
         cmd = ForceEnd(reason=request.reason)
         result = await self._write("ForceEnd", context, request.game_type, request.game_id, request.command_id, command=cmd)
         return rules_pb2.ForceEndResponse(result=result) if result else rules_pb2.ForceEndResponse()

@@ -44,6 +44,10 @@ class KafkaSettings:
     # How long a kafka-python client (topic creation, metadata, the operators' reads) waits
     # for a first broker to answer before the call fails with KafkaUnreachable.
     connect_timeout_s: int = 30
+    # The largest record the writers send (librdkafka's message.max.bytes, its default): a
+    # command whose records would be larger is refused `too_large` before its append. Keep
+    # it within the topics' max.message.bytes (the broker's default is 1,048,588).
+    max_message_bytes: int = 1_000_000
 
     def topic(self, game_type: str) -> str:
         return f"{self.topic_prefix}croupier.events.{game_type}"
@@ -58,6 +62,7 @@ class KafkaSettings:
             session_timeout_ms=env_int("CROUPIER_KAFKA_SESSION_TIMEOUT_MS", 6000, 1000),
             heartbeat_interval_ms=env_int("CROUPIER_KAFKA_HEARTBEAT_MS", 1000, 100),
             connect_timeout_s=env_int("CROUPIER_KAFKA_CONNECT_TIMEOUT_S", 30, 1),
+            max_message_bytes=env_int("CROUPIER_KAFKA_MAX_MESSAGE_BYTES", 1_000_000, 4096),
         )
 
 

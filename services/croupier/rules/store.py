@@ -155,6 +155,22 @@ class WriterFenced(Exception):
     """A newer writer of the partition took its transactional.id: this one may never append again."""
 
 
+class RecordTooLarge(KafkaError):
+    """A record of the append was refused as larger than a message may be (librdkafka's own
+    check against message.max.bytes, or the broker's against the topic's max.message.bytes).
+    Nothing of the transaction was committed (a failed record fails it), but the writer is
+    done, as after any error: the owner makes a new one."""
+
+
+# Bytes a record takes beyond its value and key (record and batch framing, ~80 bytes):
+# a record is refused before the append unless value + key + this fits max_message_bytes.
+RECORD_OVERHEAD = 128
+
+
+def record_fits(value: bytes, key: bytes, max_message_bytes: int) -> bool:
+    return len(value) + len(key) + RECORD_OVERHEAD <= max_message_bytes
+
+
 # librdkafka's codes for a writer that lost its transactional.id to a newer one.
 _FENCED_CODES = {ConfluentError._FENCED, ConfluentError.PRODUCER_FENCED, ConfluentError.INVALID_PRODUCER_EPOCH}
 
@@ -189,6 +205,9 @@ class PartitionWriter:
             "retry.backoff.ms": 2,
             "retry.backoff.max.ms": 100,
             "socket.timeout.ms": min(10000, transaction_timeout_ms),
+            # The largest record it sends, as the owner checks each command's records
+            # against before the append (PartitionOwner's max_record_bytes).
+            "message.max.bytes": settings.max_message_bytes,
             "logger": RDKAFKA_LOG,
         })
         # Fences every earlier producer of this partition and aborts its open transaction.
@@ -198,10 +217,12 @@ class PartitionWriter:
             self.failed = True
             raise _error(exc, "init_transactions") from None
 
-    def append(self, envelopes: list[Envelope]) -> int | None:
+    def append(self, envelopes: list[Envelope], values: list[bytes] | None = None) -> int | None:
         """All the envelopes in one transaction, or an exception; the offset of the last
-        envelope in the partition (None if its delivery report did not say). After an
-        exception the writer is done: the owner makes a new one (init_transactions) and reads the log.
+        envelope in the partition (None if its delivery report did not say). `values`: the
+        envelopes already encoded (encode_record), when the caller has them. After an
+        exception the writer is done: the owner makes a new one (init_transactions) and reads
+        the log; RecordTooLarge says that a record was refused for its size.
 
         The writer never recovers by itself: librdkafka would have the application abort
         and go on with a bumped epoch after an abortable error, but our owner's rule is
@@ -214,11 +235,13 @@ class PartitionWriter:
         topic, partition = self.topic, self.partition
         last: list[int] = []
         try:
+            if values is None:
+                values = [encode_record(env) for env in envelopes]
             producer.begin_transaction()
-            for env in envelopes[:-1]:
-                producer.produce(topic, encode_record(env), env.game_id.encode("utf-8"), partition)
+            for env, value in zip(envelopes[:-1], values, strict=False):
+                producer.produce(topic, value, env.game_id.encode("utf-8"), partition)
             env = envelopes[-1]
-            producer.produce(topic, encode_record(env), env.game_id.encode("utf-8"), partition,
+            producer.produce(topic, values[-1], env.game_id.encode("utf-8"), partition,
                              on_delivery=lambda err, msg: last.append(-1 if err else msg.offset()))
             # Flushes every record and commits; raises if any record was refused (the
             # transaction is then not committed) or the commit's outcome is unknown.
@@ -255,6 +278,8 @@ def _error(exc: BaseException, what: str) -> Exception:
     err = exc.args[0] if exc.args and isinstance(exc.args[0], ConfluentError) else None
     if err is not None and err.code() in _FENCED_CODES:
         return WriterFenced(f"{what}: {err.str()}")
+    if err is not None and err.code() == ConfluentError.MSG_SIZE_TOO_LARGE:
+        return RecordTooLarge(f"{what} failed: {err.str()}")
     return KafkaError(f"{what} failed: {rdkafka_detail(exc)}")
 
 

@@ -1,0 +1,135 @@
+"""The rules service against the real broker and Redis: what a caller sends cannot hurt the
+partition or other games. A command whose record would be larger than the event store takes
+is refused alone (`too_large`, INVALID_ARGUMENT), never answered "retry" while its partition
+rebuilds; the same when the broker's own limit is the smaller one."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+
+import grpc
+import pytest
+from harness import start_rules, wait_owned
+from rules_driver import check_log, play, play_moves, read_log
+
+from croupier.rules.client import RulesClient
+from croupier.rules.errors import from_rpc_error
+from croupier.rules.store import partition_for
+from croupier.v1 import rules_pb2
+
+GAME = "expeditions"
+PARTITIONS = 4
+# An expeditions game of 40 moves is a log of ~25 KB: its fork carries it in one record.
+SMALL = 16_384
+
+pytestmark = pytest.mark.flaky(reruns=2, reruns_delay=3)
+
+
+@pytest.fixture
+def prefix(redis):
+    value = f"t{uuid.uuid4().hex[:10]}."
+    yield value
+    keys = list(redis.scan_iter(match=f"{value}*"))
+    if keys:
+        redis.delete(*keys)
+
+
+@pytest.fixture
+def services():
+    started = []
+    yield started
+    for svc in started:
+        svc.stop()
+
+
+def topic(prefix: str) -> str:
+    return f"{prefix}croupier.events.{GAME}"
+
+
+def launch(services, kafka, redis_url, prefix, tmp_path, **extra):
+    svc, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path, **extra)
+    services.append(svc)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[svc])
+    return svc, addr
+
+
+async def _refusal(call, request) -> tuple[grpc.StatusCode, str, str] | None:
+    try:
+        await call(request, timeout=20)
+        return None
+    except grpc.aio.AioRpcError as error:
+        rejection = from_rpc_error(error)[0]
+        return error.code(), rejection.code, rejection.message
+
+
+def _neighbour(game_id: str) -> str:
+    """Another game id of the same partition."""
+    while True:
+        other = uuid.uuid4().hex
+        if partition_for(other, PARTITIONS) == partition_for(game_id, PARTITIONS):
+            return other
+
+
+def _too_large_fork_and_reason(kafka, redis_url, prefix, addr):
+    async def main():
+        client = RulesClient(addr)
+        stub = client.stub()
+        acked: dict = {}
+        origin = uuid.uuid4().hex
+        await play(client, GAME, origin, 2, 40, acked, random.Random(7))
+        state = await stub.GetState(rules_pb2.GetStateRequest(game_type=GAME, game_id=origin))
+        fork_id = _neighbour(origin)
+        fork = await _refusal(stub.ForkGame, rules_pb2.ForkGameRequest(
+            game_type=GAME, game_id=fork_id, origin_game_id=origin, at_seq=state.version, command_id="fork"))
+        # Several forks at once, with a game of the same partition played meanwhile: each
+        # fork is refused, and the other game's moves are all taken (none is answered "retry").
+        other = _neighbour(origin)
+        forks = [stub.ForkGame(rules_pb2.ForkGameRequest(
+            game_type=GAME, game_id=_neighbour(origin), origin_game_id=origin, at_seq=state.version,
+            command_id=f"fork{i}"), timeout=20) for i in range(5)]
+        played = asyncio.create_task(play(client, GAME, other, 2, 10, acked, random.Random(8)))
+        forked = await asyncio.gather(*forks, return_exceptions=True)
+        made = await played
+        reason = await _refusal(stub.ForceEnd, rules_pb2.ForceEndRequest(
+            game_type=GAME, game_id=origin, command_id="end", reason="x" * 300_000))
+        # The origin is still served, and takes an operator's end with a reason of 200.
+        more = await play_moves(client, GAME, origin, 2, acked, random.Random(9), tag="after")
+        ended = await stub.ForceEnd(rules_pb2.ForceEndRequest(game_type=GAME, game_id=origin, command_id="end2",
+                                                              reason="r" * 200))
+        await client.close()
+        return origin, fork_id, fork, forked, made, reason, more, ended, acked
+
+    origin, fork_id, fork, forked, made, reason, more, ended, acked = asyncio.run(main())
+    assert fork is not None and fork[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "too_large"), fork
+    assert "fork from an earlier step" in fork[2] or "refused" in fork[2]
+    assert all(isinstance(f, grpc.aio.AioRpcError) and f.code() == grpc.StatusCode.INVALID_ARGUMENT
+               for f in forked), forked
+    assert made > 0
+    assert reason is not None and reason[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_reason"), reason
+    assert more > 0 and not ended.result.duplicate
+    log = read_log(kafka, topic(prefix), PARTITIONS)
+    assert fork_id not in log and check_log(log, acked) == []
+    assert log[origin][-1].payload["result"]["why"] == "r" * 200
+
+
+def test_a_fork_above_the_writers_record_limit_is_refused_alone(kafka, redis_url, prefix, services, tmp_path):
+    _, addr = launch(services, kafka, redis_url, prefix, tmp_path, CROUPIER_KAFKA_MAX_MESSAGE_BYTES=str(SMALL))
+    _too_large_fork_and_reason(kafka, redis_url, prefix, addr)
+
+
+def test_a_record_the_broker_refuses_for_its_size_is_that_commands_refusal(kafka, redis_url, prefix, services,
+                                                                           tmp_path):
+    """The topic takes smaller records than the writers send (max.message.bytes set on it):
+    the broker's MSG_SIZE_TOO_LARGE is the fork's refusal, not a failure of the store."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka)
+    try:
+        admin.create_topics([NewTopic(topic(prefix), num_partitions=PARTITIONS, replication_factor=1,
+                                      topic_configs={"max.message.bytes": str(SMALL)})])
+    finally:
+        admin.close()
+    _, addr = launch(services, kafka, redis_url, prefix, tmp_path)
+    _too_large_fork_and_reason(kafka, redis_url, prefix, addr)

@@ -81,6 +81,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         context.set_trailing_metadata(trailing(rejection, owner))
         await context.abort(KIND_TO_STATUS.get(rejection.kind, grpc.StatusCode.UNKNOWN), rejection.message)
 
+    def _owner_address(self, rejection: Rejection, game_id: str) -> str:
+        """The owner a NOT_OWNER answer names; "" for every other answer. A NOT_OWNER comes
+        only after the game id was checked, so an id of any length never reaches the hash."""
+        if rejection.kind != NOT_OWNER or not game_id or len(game_id) > MAX_ID:
+            return ""
+        return self.owners(partition_for(game_id, self.replica.partitions))
+
     def _owner(self, game_type: str, game_id: str):
         if game_type and game_type != self.s.game:
             raise Rejection("wrong_game_type", f"this service hosts {self.s.game}, not {game_type}", NOT_FOUND)
@@ -110,7 +117,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         except Rejection as exc:
             self.metrics.commands.labels(self.s.game, rpc, exc.kind).inc()
             log.info("command_rejected", game_id=game_id, command_id=command_id, rpc=rpc, code=exc.code, kind=exc.kind)
-            owner_addr = self.owners(partition_for(game_id, self.replica.partitions)) if exc.kind == NOT_OWNER and game_id else ""
+            owner_addr = self._owner_address(exc, game_id)
             if context is None:
                 self.metrics.rejections.labels(self.s.game, exc.code).inc()
                 raise Refusal(exc, owner_addr) from None
@@ -277,7 +284,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 raise Rejection("no_such_seat", f"seat {seat} is not at this table", "malformed")
             view = self.host.view(state, seat)
         except Rejection as exc:
-            await self._abort(context, exc, self.owners(partition_for(request.game_id, self.replica.partitions)) if request.game_id else "")
+            await self._abort(context, exc, self._owner_address(exc, request.game_id))
             return rules_pb2.GetStateResponse()
         return rules_pb2.GetStateResponse(view_json=canonical_json(view), version=state.version)
 
@@ -288,7 +295,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 raise Rejection("no_such_seat", f"seat {request.seat} is not at this table", "malformed")
             actions = self.host.legal_action_texts(state, request.seat)
         except Rejection as exc:
-            await self._abort(context, exc)
+            await self._abort(context, exc, self._owner_address(exc, request.game_id))
             return rules_pb2.ListLegalActionsResponse()
         return rules_pb2.ListLegalActionsResponse(actions_json=actions, version=state.version)
 

@@ -36,10 +36,25 @@ FINISH_TIMEOUT_MS = 15000
 RDKAFKA_LOG = logging.getLogger("croupier.rdkafka")
 
 
-@functools.lru_cache(maxsize=1 << 16)
+# Ids at most this long are remembered by partition_for (a game id is at most 128
+# characters: the services refuse longer ones before they ask).
+CACHED_ID_CHARS = 128
+
+
 def partition_for(game_id: str, partitions: int) -> int:
-    # Cached: kafka-python's murmur2 is pure Python and every command asks.
+    if len(game_id) <= CACHED_ID_CHARS:
+        return _cached_partition(game_id, partitions)
+    return _partition(game_id, partitions)
+
+
+def _partition(game_id: str, partitions: int) -> int:
     return (murmur2(game_id.encode("utf-8")) & 0x7FFFFFFF) % partitions
+
+
+# Cached: kafka-python's murmur2 is pure Python and every command asks. Only ids of a game's
+# length: 65,536 of them are a few MB at most, where ids of any length (a 900 KB one hashed
+# for 0.2 s) grew a replica by their size for good.
+_cached_partition = functools.lru_cache(maxsize=1 << 16)(_partition)
 
 
 class KafkaUnreachable(ConnectionError):

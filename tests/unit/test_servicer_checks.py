@@ -1,0 +1,63 @@
+"""The rules servicer's checks of what a caller sends, before any game or store is touched:
+an id of any length is refused as it is, and nothing of it is hashed or kept."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+from servicer_fakes import GAME, Owners, call, servicer, stop  # tests/unit is on sys.path
+
+from croupier.rules.store import _cached_partition, partition_for
+from croupier.v1 import rules_pb2
+
+
+def _id_in(partitions, prefix="g") -> str:
+    n = 0
+    while partition_for(f"{prefix}{n}", 4) not in partitions:
+        n += 1
+    return f"{prefix}{n}"
+
+
+def test_a_huge_game_id_is_refused_without_an_owner_lookup_or_a_cache_entry():
+    owners = Owners()
+
+    async def main():
+        svc, parts = await servicer(owners=owners)
+        try:
+            before = _cached_partition.cache_info().currsize
+            huge = "x" * 900_000
+            answers = [await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=huge + str(i)))
+                       for i in range(3)]
+            legal = await call(svc.ListLegalActions, rules_pb2.ListLegalActionsRequest(game_type=GAME, game_id=huge))
+            grown = _cached_partition.cache_info().currsize - before
+            # An unknown id of an owned partition: NOT_FOUND, and still no owner lookup.
+            missing = await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=_id_in((0, 1))))
+            asked_before_redirect = list(owners.asked)
+            elsewhere = _id_in((2, 3))
+            moved = await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=elsewhere))
+            return answers, legal, grown, missing, asked_before_redirect, moved, elsewhere
+        finally:
+            await stop(parts)
+
+    answers, legal, grown, missing, asked, moved, elsewhere = asyncio.run(main())
+    for answer in [*answers, legal]:
+        assert answer.code == grpc.StatusCode.INVALID_ARGUMENT
+        rejection, owner = answer.rejection()
+        assert rejection.code == "invalid_game_id" and owner == ""
+    assert grown == 0, "a refused id was kept in the partition cache"
+    assert missing.code == grpc.StatusCode.NOT_FOUND and missing.rejection()[1] == ""
+    assert asked == [], "an owner was looked up for an answer that names none"
+    assert moved.code == grpc.StatusCode.UNAVAILABLE
+    assert moved.rejection()[0].kind == "not_owner" and moved.rejection()[1] == "10.0.0.9:50051"
+    assert owners.asked[-1] == partition_for(elsewhere, 4)
+
+
+def test_partition_for_answers_ids_of_any_length_but_caches_only_short_ones():
+    from kafka.partitioner.default import murmur2
+
+    long_id = "y" * 5000
+    before = _cached_partition.cache_info().currsize
+    assert partition_for(long_id, 6) == (murmur2(long_id.encode()) & 0x7FFFFFFF) % 6
+    assert _cached_partition.cache_info().currsize == before
+    assert partition_for("short-id", 6) == (murmur2(b"short-id") & 0x7FFFFFFF) % 6

@@ -61,3 +61,44 @@ def test_partition_for_answers_ids_of_any_length_but_caches_only_short_ones():
     assert partition_for(long_id, 6) == (murmur2(long_id.encode()) & 0x7FFFFFFF) % 6
     assert _cached_partition.cache_info().currsize == before
     assert partition_for("short-id", 6) == (murmur2(b"short-id") & 0x7FFFFFFF) % 6
+
+
+def test_a_callers_command_id_in_the_timers_namespace_is_refused_and_the_idle_end_comes():
+    """The owner's idle end is `idle:{version}`: a JoinSeat sent as `idle:2` was taken for it
+    (a table command's duplicate is not compared), and the table was never ended."""
+    from croupier.engine.table import OVER, JoinSeat
+    from croupier.rules.errors import Refusal
+    from croupier.rules.partition import PartitionOwner
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1, 2, 3))
+        # The owner of every partition ends a table after 0.3 s without a move.
+        for owner in parts.values():
+            owner._idle_ms = 300
+        try:
+            gid = "idle-target"
+            created = await call(svc.CreateGame, rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2,
+                                                                            command_id="c"))
+            joined = await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0,
+                                                                       command_id="idle:2"))
+            try:  # as a move on a HandleCommands stream is written (no context: a Refusal)
+                await svc._write("HandleCommand", None, GAME, gid, "tick:2:0", command=JoinSeat(seat=1))
+                streamed = None
+            except Refusal as refusal:
+                streamed = refusal.rejection
+            owner: PartitionOwner = parts[partition_for(gid, 4)]
+            for _ in range(200):
+                if owner.games[gid].state.status == OVER:
+                    break
+                await asyncio.sleep(0.05)
+            return created, joined, streamed, owner.games[gid].state
+        finally:
+            await stop(parts)
+
+    created, joined, streamed, state = asyncio.run(main())
+    assert created.result.version == 1
+    assert joined.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert joined.rejection()[0].code == "reserved_command_id"
+    assert streamed is not None and (streamed.code, streamed.kind) == ("reserved_command_id", "malformed")
+    assert state.status == "over" and state.players == (None, None)
+    assert state.result["why"].startswith("abandoned")

@@ -63,6 +63,13 @@ EVENT_TYPE_TUPLES_KEPT = 4096
 
 REBUILDING, READY, LOST = "rebuilding", "ready", "lost"
 
+# The command ids of the owner's own commands: an idle end is `idle:{version}`, a Tick
+# `tick:{version}:{due}`. A caller's command_id may not start so (the service refuses it,
+# `reserved_command_id`): a JoinSeat sent as `idle:2` was taken for the idle end's retry, and
+# the idle end never came.
+IDLE_ID, TICK_ID = "idle:", "tick:"
+TIMER_ID_PREFIXES = (IDLE_ID, TICK_ID)
+
 # A retired game keeps the results of this many of its last command_ids (a retry that comes
 # after retirement, minutes after the game ended, is rare; these few cost ~1 KB a game).
 RETIRED_WINDOW = 8
@@ -709,9 +716,9 @@ class PartitionOwner:
                 else:
                     reason = f"abandoned: no move for {self._idle_ms / 1000:g} s"
                 self._queue.put_nowait(
-                    Pending(game_id, ForceEnd(reason=reason), f"idle:{state.version}", state.version, future))
+                    Pending(game_id, ForceEnd(reason=reason), f"{IDLE_ID}{state.version}", state.version, future))
                 continue
-            self._queue.put_nowait(Pending(game_id, Tick(now=now), f"tick:{state.version}:{due}", None, future))
+            self._queue.put_nowait(Pending(game_id, Tick(now=now), f"{TICK_ID}{state.version}:{due}", None, future))
 
     async def _recover(self, loop) -> None:
         """After a failed append: a new writer (its transaction may or may not have

@@ -22,7 +22,7 @@ from croupier.engine.contract import NOT_FOUND, Rejection
 from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
 from croupier.rules.errors import KIND_TO_STATUS, Refusal, to_proto, trailing
 from croupier.rules.metrics import RulesMetrics
-from croupier.rules.partition import NOT_OWNER, READY, UNAVAILABLE, Outcome, Pending
+from croupier.rules.partition import NOT_OWNER, READY, TIMER_ID_PREFIXES, UNAVAILABLE, Outcome, Pending
 from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
 from croupier.rules.snapshot import SnapshotStore
@@ -105,6 +105,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         started = time.perf_counter()
         try:
             _check_id("command_id", command_id)
+            if command_id.startswith(TIMER_ID_PREFIXES):
+                raise Rejection("reserved_command_id", f"a command_id may not start with {' or '.join(TIMER_ID_PREFIXES)}: "
+                                "those are the table timers' own", "malformed")
             owner, partition = self._owner(game_type, game_id)
             future = asyncio.get_running_loop().create_future()
             owner.submit(Pending(game_id, command, command_id, expected_version, future, create=create, fork=fork))

@@ -57,6 +57,12 @@ GAP_SMOOTHING = 0.2
 PAID_SMOOTHING = 0.2
 PROBE_EVERY = 16
 
+# The timers' heap is rebuilt from the live deadlines once it holds more than twice as many
+# entries as there are deadlines, plus this many: each commit that moves a game's deadline
+# pushes an entry, and the superseded ones left only on reaching the top, so one quiet table
+# with a day's idle limit kept an entry for every command of that day.
+HEAP_SLACK = 1024
+
 # Distinct event-type sequences shared by the remembered results (Remembered); far more than
 # any game has, and cleared rather than grown past.
 EVENT_TYPE_TUPLES_KEPT = 4096
@@ -674,7 +680,14 @@ class PartitionOwner:
         if self._deadlines.get(game_id) != due:
             self._deadlines[game_id] = due
             heapq.heappush(self._heap, (due, game_id))
+            if len(self._heap) > 2 * len(self._deadlines) + HEAP_SLACK:
+                self._compact_heap()
             self._wake.set()
+
+    def _compact_heap(self) -> None:
+        """The heap of only the live deadlines (the superseded entries dropped)."""
+        self._heap = [(due, game_id) for game_id, due in self._deadlines.items()]
+        heapq.heapify(self._heap)
 
     async def _timers(self) -> None:
         while True:

@@ -133,3 +133,60 @@ def test_a_record_the_broker_refuses_for_its_size_is_that_commands_refusal(kafka
         admin.close()
     _, addr = launch(services, kafka, redis_url, prefix, tmp_path)
     _too_large_fork_and_reason(kafka, redis_url, prefix, addr)
+
+
+def test_long_echoed_input_gets_a_typed_rejection_not_resource_exhausted(kafka, redis_url, prefix, services, tmp_path):
+    """A rejection's message echoes what was sent; sent long, the answer outgrew gRPC's
+    metadata limit and reached the caller as RESOURCE_EXHAUSTED with no rejection, which the
+    clients take for "retry". And a turn clock of thousands of digits is refused cleanly,
+    without a traceback in the replica's log."""
+    svc, addr = launch(services, kafka, redis_url, prefix, tmp_path)
+
+    async def main():
+        client = RulesClient(addr)
+        stub = client.stub()
+        gid = uuid.uuid4().hex
+        await stub.CreateGame(rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2, command_id="c"))
+
+        def create(**fields):
+            return rules_pb2.CreateGameRequest(game_id=uuid.uuid4().hex, seats=2, command_id="c",
+                                               **{"game_type": GAME, **fields})
+
+        cases = {
+            "game_type": (stub.CreateGame, create(game_type="g" * 9000)),
+            "game_type_fork": (stub.ForkGame, rules_pb2.ForkGameRequest(
+                game_type="g" * 9000, game_id=uuid.uuid4().hex, origin_game_id=gid, at_seq=1, command_id="f")),
+            "game_type_read": (stub.GetState, rules_pb2.GetStateRequest(game_type="é" * 60, game_id=gid)),
+            "bot": (stub.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0, bot="b" * 100_000,
+                                                             command_id="j")),
+            "option_value": (stub.CreateGame, create(options={"board": "é" * 100_000})),
+            "game_option_value": (stub.CreateGame, create(options={"strict_start": "x" * 100_000})),
+            "unknown_options": (stub.CreateGame, create(options={f"opt{i:05d}": "1" for i in range(5000)})),
+            "clock_digits": (stub.CreateGame, create(options={"turn_clock_ms": "9" * 5000})),
+            "action_type": (stub.HandleCommand, rules_pb2.HandleCommandRequest(
+                game_type=GAME, game_id=gid, seat=0, command_id="m", action_json='{"type":"' + "T" * 15000 + '"}')),
+        }
+        out = {}
+        for name, (method, request) in cases.items():
+            try:
+                await method(request, timeout=20)
+                out[name] = None
+            except grpc.aio.AioRpcError as error:
+                rejection = from_rpc_error(error)[0]
+                has_rejection = any(key == "croupier-rejection-bin" for key, _ in (error.trailing_metadata() or ()))
+                out[name] = (error.code(), rejection.code, len(rejection.message.encode()), has_rejection)
+        await client.close()
+        return out
+
+    out = asyncio.run(main())
+    expected = {
+        "game_type": "invalid_game_type", "game_type_fork": "invalid_game_type", "game_type_read": "wrong_game_type",
+        "bot": "unknown_bot", "option_value": "invalid_option", "game_option_value": "invalid_option",
+        "unknown_options": "invalid_option", "clock_digits": "invalid_option", "action_type": "malformed_command",
+    }
+    for name, code in expected.items():
+        assert out[name] is not None and out[name][1] == code and out[name][3], (name, out[name])
+        assert out[name][2] <= 1024, (name, out[name])
+        assert out[name][0] == (grpc.StatusCode.NOT_FOUND if code == "wrong_game_type" else grpc.StatusCode.INVALID_ARGUMENT)
+    written = svc.log_path.read_text(errors="replace")
+    assert "Traceback" not in written and "decide_failed" not in written, svc.tail()

@@ -102,3 +102,26 @@ def test_a_callers_command_id_in_the_timers_namespace_is_refused_and_the_idle_en
     assert streamed is not None and (streamed.code, streamed.kind) == ("reserved_command_id", "malformed")
     assert state.status == "over" and state.players == (None, None)
     assert state.result["why"].startswith("abandoned")
+
+
+def test_echoed_values_are_clipped_and_every_message_is_bounded():
+    from croupier.engine import registry
+    from croupier.engine.contract import ECHO_CHARS, Rejection, echo
+    from croupier.engine.table import TableHost
+    from croupier.rules.errors import MAX_MESSAGE_BYTES, bounded, to_proto
+
+    assert echo("x" * 10_000) == repr("x" * 10_000)[: ECHO_CHARS - 1] + "…"
+    assert echo(10**5000).endswith("…") or echo(10**5000) == "<int>"
+    host = TableHost(registry.get(GAME))
+    for options in ({"turn_clock_ms": "9" * 5000}, {"turn_clock_ms": "0" * 5000 + "1500"}, {"board": "b" * 10**5},
+                    {f"o{i}": 1 for i in range(5000)}):
+        try:
+            parsed = host.parse_options(options)
+        except Rejection as exc:
+            assert exc.code == "invalid_option" and len(exc.message) < 600, exc.message
+        else:
+            assert parsed["turn_clock_ms"] == 1500  # leading zeros, as before
+    long = Rejection("x", "é" * 5000, "malformed")
+    assert len(bounded(long.message).encode()) <= MAX_MESSAGE_BYTES
+    assert len(to_proto(long).message.encode()) <= MAX_MESSAGE_BYTES
+    assert bounded("short") == "short"

@@ -28,6 +28,28 @@ NOT_FOUND = "not_found"  # no such game (NOT_FOUND / 404)
 FORBIDDEN = "forbidden"  # the seat may not do this (PERMISSION_DENIED / 403)
 
 
+# A caller's value shown in a rejection's message is cut to this many characters: the
+# message travels in the answer's trailing metadata, which gRPC limits (8 KB), and a longer
+# answer reached the caller as RESOURCE_EXHAUSTED, with no rejection in it.
+ECHO_CHARS = 100
+
+
+def clip(text: str, limit: int = ECHO_CHARS) -> str:
+    """`text` cut to `limit` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def echo(value: Any, limit: int = ECHO_CHARS) -> str:
+    """A caller's value as a rejection's message shows it: its repr, clipped."""
+    if isinstance(value, str) and len(value) > 4 * limit:
+        value = value[: 4 * limit]  # no repr of the whole of a long text
+    try:
+        text = repr(value)
+    except ValueError:  # an int beyond str()'s digits
+        text = f"<{type(value).__name__}>"
+    return clip(text, limit)
+
+
 class Rejection(Exception):
     """A command that may not be applied. `code` is stable and machine-readable."""
 
@@ -174,22 +196,24 @@ class OptionSpec:
                 elif text in ("0", "false", "no", "off"):
                     value = False
                 else:
-                    raise Rejection("invalid_option", f"option {self.name}: {raw!r} is not a boolean", "malformed")
+                    raise Rejection("invalid_option", f"option {self.name}: {echo(raw)} is not a boolean", "malformed")
             elif kind is int:
                 try:
                     value = int(text)
                 except ValueError:
-                    raise Rejection("invalid_option", f"option {self.name}: {raw!r} is not an integer", "malformed") from None
+                    raise Rejection("invalid_option", f"option {self.name}: {echo(raw)} is not an integer",
+                                    "malformed") from None
         if kind is int and isinstance(value, bool) or not isinstance(value, kind):
             raise Rejection(
                 "invalid_option", f"option {self.name}: expected {kind.__name__}, got {type(raw).__name__}", "malformed"
             )
         if self.choices is not None and value not in self.choices:
-            raise Rejection("invalid_option", f"option {self.name}: {value!r} is not one of {list(self.choices)}", "malformed")
+            raise Rejection("invalid_option", f"option {self.name}: {echo(value)} is not one of {list(self.choices)}",
+                            "malformed")
         if self.minimum is not None and value < self.minimum:
-            raise Rejection("invalid_option", f"option {self.name}: {value} is below {self.minimum}", "malformed")
+            raise Rejection("invalid_option", f"option {self.name}: {echo(value)} is below {self.minimum}", "malformed")
         if self.maximum is not None and value > self.maximum:
-            raise Rejection("invalid_option", f"option {self.name}: {value} is above {self.maximum}", "malformed")
+            raise Rejection("invalid_option", f"option {self.name}: {echo(value)} is above {self.maximum}", "malformed")
         return value
 
 
@@ -237,7 +261,9 @@ class GameSpec:
         known = {o.name: o for o in self.options}
         unknown = sorted(set(raw) - set(known))
         if unknown:
-            raise Rejection("invalid_option", f"{self.id} has no option {', '.join(unknown)}; it has {sorted(known)}", "malformed")
+            # Each name clipped, and only the first few: a caller may send thousands.
+            named = ", ".join(clip(str(name)) for name in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+            raise Rejection("invalid_option", f"{self.id} has no option {named}; it has {sorted(known)}", "malformed")
         return {name: (opt.parse(raw[name]) if name in raw else opt.default) for name, opt in known.items()}
 
     def check_seats(self, seats: int) -> None:

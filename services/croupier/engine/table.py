@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from croupier.engine.codec import CodecError, MessageCodec, canonical_json, field_type_problem
 from croupier.engine.contract import (
     CONFLICT,
+    ECHO_CHARS,
     FORBIDDEN,
     MALFORMED,
     Command,
@@ -26,6 +27,8 @@ from croupier.engine.contract import (
     Rejection,
     Start,
     Tick,
+    clip,
+    echo,
 )
 from croupier.engine.envelope import GENESIS_HASH, Envelope, seal
 from croupier.engine.records import setstate_with_defaults
@@ -45,6 +48,8 @@ CLOCK_ACTIONS = ("default", "forfeit")
 # can go round in circles: expeditions' discard and take back), rather than play for good.
 CLOCK_IDLE_MOVES_PER_SEAT = 10
 MIN_TURN_CLOCK_MS = 1000
+MAX_TURN_CLOCK_MS = 86_400_000
+MAX_CLOCK_DIGITS = len(str(MAX_TURN_CLOCK_MS))
 MAX_PLAYER_NAME = 64
 MAX_ENTROPY = 256
 # legal_action_texts keeps at most this many actions' wire texts per host (a game has a few
@@ -246,9 +251,9 @@ class TableHost:
         try:
             command = self.commands.decode(wire, seat=seat)
         except CodecError as exc:
-            raise Rejection("malformed_command", str(exc), MALFORMED) from None
+            raise Rejection("malformed_command", clip(str(exc), 3 * ECHO_CHARS), MALFORMED) from None
         if type(command) not in self._game_commands:
-            raise Rejection("not_an_action", f"{wire.get('type')} is not a move of {self.spec.id}", MALFORMED)
+            raise Rejection("not_an_action", f"{clip(str(wire.get('type')))} is not a move of {self.spec.id}", MALFORMED)
         # Exact types for what a player sends (the log's recorded commands are read as they
         # were written, so an audit of an older game is not refused by this check).
         problem = field_type_problem(command)
@@ -286,15 +291,19 @@ class TableHost:
         clock_raw = raw.pop(TURN_CLOCK_MS, 0)
         action = raw.pop(TURN_CLOCK_ACTION, "default")
         # An integer, or its digits as text (gRPC carries options as text); not True or 1.9.
+        # Digits beyond the largest clock's are out of range, not converted (int() refuses
+        # more than 4,300 of them with a ValueError).
+        text = clock_raw.strip() if isinstance(clock_raw, str) else ""
         if type(clock_raw) is int:
             clock = clock_raw
-        elif isinstance(clock_raw, str) and clock_raw.strip().isascii() and clock_raw.strip().isdigit():
-            clock = int(clock_raw.strip())
+        elif text.isascii() and text.isdigit():
+            digits = text.lstrip("0")
+            clock = int(digits) if len(digits) <= MAX_CLOCK_DIGITS else MAX_TURN_CLOCK_MS + 1
         else:
-            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: {clock_raw!r} is not an integer", MALFORMED)
-        if clock != 0 and not MIN_TURN_CLOCK_MS <= clock <= 86_400_000:
-            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: 0 (off) or {MIN_TURN_CLOCK_MS} to 86400000 ms",
-                            MALFORMED)
+            raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: {echo(clock_raw)} is not an integer", MALFORMED)
+        if clock != 0 and not MIN_TURN_CLOCK_MS <= clock <= MAX_TURN_CLOCK_MS:
+            raise Rejection("invalid_option",
+                            f"option {TURN_CLOCK_MS}: 0 (off) or {MIN_TURN_CLOCK_MS} to {MAX_TURN_CLOCK_MS} ms", MALFORMED)
         if action not in CLOCK_ACTIONS:
             raise Rejection("invalid_option", f"option {TURN_CLOCK_ACTION}: one of {list(CLOCK_ACTIONS)}", MALFORMED)
         parsed = self.spec.parse_options(raw)
@@ -470,7 +479,7 @@ class TableHost:
         if not isinstance(command.entropy, str) or len(command.entropy) > MAX_ENTROPY:
             raise Rejection("invalid_entropy", f"entropy is a string of at most {MAX_ENTROPY}", MALFORMED)
         if command.bot is not None and command.bot not in ("random", *self.spec.bots):
-            raise Rejection("unknown_bot", f"{self.spec.id} has no bot {command.bot!r}", MALFORMED)
+            raise Rejection("unknown_bot", f"{self.spec.id} has no bot {echo(command.bot)}", MALFORMED)
         joined = SeatJoined(seat=seat, player=command.player, bot=command.bot, entropy=command.entropy)
         events: list[Event] = [joined]
         if sum(p is not None for p in state.players) + 1 == state.seats:

@@ -38,6 +38,23 @@ KIND_TO_STATUS = {
 
 RETRYABLE = frozenset({"not_owner", "unavailable"})
 
+# A rejection's message is sent at most this long (UTF-8 bytes), twice in the answer's
+# trailing metadata (the status details, percent-encoded beyond ASCII, and the Rejection),
+# which gRPC limits to 8 KB: a longer answer reaches the caller as RESOURCE_EXHAUSTED with no
+# rejection, which clients take for "retry". The rejections clip the values they echo
+# (engine.contract.echo); this bounds every other message.
+MAX_MESSAGE_BYTES = 1024
+
+
+def bounded(message: str) -> str:
+    """The message, cut to MAX_MESSAGE_BYTES of UTF-8 (at a character) with an ellipsis."""
+    if len(message) * 4 <= MAX_MESSAGE_BYTES:
+        return message
+    raw = message.encode("utf-8", "replace")
+    if len(raw) <= MAX_MESSAGE_BYTES:
+        return message
+    return raw[: MAX_MESSAGE_BYTES - 3].decode("utf-8", "ignore") + "…"
+
 
 class Refusal(Exception):
     """A Rejection carried as an exception where no gRPC status ends the call (a move on a
@@ -58,7 +75,7 @@ def to_proto(rejection: Rejection, owner: str = "") -> events_pb2.Rejection:
     return events_pb2.Rejection(
         kind=KIND_TO_PROTO.get(rejection.kind, events_pb2.REJECTION_KIND_UNSPECIFIED),
         code=rejection.code,
-        message=rejection.message,
+        message=bounded(rejection.message),
         owner=owner,
     )
 

@@ -18,9 +18,9 @@ from grpc_reflection.v1alpha import reflection
 from croupier.config import LogSettings
 from croupier.engine import registry
 from croupier.engine.codec import canonical_json, loads
-from croupier.engine.contract import NOT_FOUND, Rejection
+from croupier.engine.contract import NOT_FOUND, Rejection, clip
 from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
-from croupier.rules.errors import KIND_TO_STATUS, Refusal, to_proto, trailing
+from croupier.rules.errors import KIND_TO_STATUS, Refusal, bounded, to_proto, trailing
 from croupier.rules.metrics import RulesMetrics
 from croupier.rules.partition import NOT_OWNER, READY, TIMER_ID_PREFIXES, UNAVAILABLE, Outcome, Pending
 from croupier.rules.replica import Replica
@@ -36,6 +36,7 @@ log = structlog.get_logger("croupier.rules")
 COMMAND_TIMEOUT_S = 10.0
 OWNERS_REFRESH_S = 2.0
 MAX_ID = 128
+MAX_GAME_TYPE = 64
 MAX_ACTION_JSON = 16 * 1024
 # A ForceEnd's reason: TableEnded keeps its first 200 characters, and the command recorded
 # in the event's cause keeps what was sent, so a longer one is refused (as the gateway does).
@@ -52,6 +53,16 @@ def owners_key(prefix: str, game: str) -> str:
 
 def partitions_key(prefix: str, game: str) -> str:
     return f"{prefix}croupier:partitions:{game}"
+
+
+def _check_game_type(game_type: str, hosted: str) -> None:
+    """A game type other than the one hosted here is refused, its name clipped in the answer
+    (and one longer than any game type's, first, as malformed)."""
+    if not game_type or game_type == hosted:
+        return
+    if len(game_type) > MAX_GAME_TYPE:
+        raise Rejection("invalid_game_type", f"game_type is at most {MAX_GAME_TYPE} characters", "malformed")
+    raise Rejection("wrong_game_type", f"this service hosts {hosted}, not {clip(game_type)}", NOT_FOUND)
 
 
 def _check_id(name: str, value: str) -> str:
@@ -79,7 +90,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def _abort(self, context, rejection: Rejection, owner: str = "") -> None:
         self.metrics.rejections.labels(self.s.game, rejection.code).inc()
         context.set_trailing_metadata(trailing(rejection, owner))
-        await context.abort(KIND_TO_STATUS.get(rejection.kind, grpc.StatusCode.UNKNOWN), rejection.message)
+        await context.abort(KIND_TO_STATUS.get(rejection.kind, grpc.StatusCode.UNKNOWN), bounded(rejection.message))
 
     def _owner_address(self, rejection: Rejection, game_id: str) -> str:
         """The owner a NOT_OWNER answer names; "" for every other answer. A NOT_OWNER comes
@@ -89,8 +100,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return self.owners(partition_for(game_id, self.replica.partitions))
 
     def _owner(self, game_type: str, game_id: str):
-        if game_type and game_type != self.s.game:
-            raise Rejection("wrong_game_type", f"this service hosts {self.s.game}, not {game_type}", NOT_FOUND)
+        _check_game_type(game_type, self.s.game)
         _check_id("game_id", game_id)
         partition = partition_for(game_id, self.replica.partitions)
         owner = self.replica.owner_of(partition)
@@ -154,8 +164,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
     async def ForkGame(self, request, context):
         try:
-            if request.game_type and request.game_type != self.s.game:
-                raise Rejection("wrong_game_type", f"this service hosts {self.s.game}, not {request.game_type}", NOT_FOUND)
+            _check_game_type(request.game_type, self.s.game)
             _check_id("origin_game_id", request.origin_game_id)
             loop = asyncio.get_running_loop()
             origin = await loop.run_in_executor(None, read_game, self.s.kafka, request.origin_game_id, [self.s.game])

@@ -22,6 +22,7 @@ from croupier.engine.contract import NOT_FOUND, Rejection, clip
 from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
 from croupier.rules.errors import KIND_TO_STATUS, Refusal, bounded, to_proto, trailing
 from croupier.rules.metrics import RulesMetrics
+from croupier.rules.owners import OwnersTable
 from croupier.rules.partition import NOT_OWNER, READY, TIMER_ID_PREFIXES, UNAVAILABLE, Outcome, Pending
 from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
@@ -34,7 +35,6 @@ from croupier.v1 import rules_pb2, rules_pb2_grpc
 log = structlog.get_logger("croupier.rules")
 
 COMMAND_TIMEOUT_S = 10.0
-OWNERS_REFRESH_S = 2.0
 MAX_ID = 128
 MAX_GAME_TYPE = 64
 MAX_ACTION_JSON = 16 * 1024
@@ -45,14 +45,6 @@ MAX_REASON = 200
 
 class ListenError(RuntimeError):
     """The service could not listen where it was told to."""
-
-
-def owners_key(prefix: str, game: str) -> str:
-    return f"{prefix}croupier:owners:{game}"
-
-
-def partitions_key(prefix: str, game: str) -> str:
-    return f"{prefix}croupier:partitions:{game}"
 
 
 def _check_game_type(game_type: str, hosted: str) -> None:
@@ -331,61 +323,19 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
                           "(or the address is not one of this machine's)") from None
     advertise = settings.advertise or f"{settings.host}:{port}"
     rds = redis.Redis.from_url(settings.redis_url, socket_timeout=2)
-    okey = owners_key(settings.key_prefix, settings.game)
-    try:
-        rds.set(partitions_key(settings.key_prefix, settings.game), partitions)
-    except redis.RedisError as exc:
-        # Redis carries only the routing table (and snapshots, which the log can stand in
-        # for): serve without it, rebuilding the games from Kafka now; keep_published
-        # writes the table within OWNERS_REFRESH_S of Redis answering.
-        log.warning("owner_publish_failed", error=str(exc))
-    owners_cache: dict[int, str] = {}
-
-    release = rds.register_script(
-        "if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0"
-    )
-
-    def publish(partition: int, status: str | None) -> None:
-        try:
-            if status:
-                rds.hset(okey, str(partition), advertise)
-            else:
-                release(keys=[okey], args=[str(partition), advertise])
-        except redis.RedisError as exc:
-            log.warning("owner_publish_failed", partition=partition, error=str(exc))
-
-    def owner_address(partition: int) -> str:
-        try:
-            value = rds.hget(okey, str(partition))
-            owners_cache[partition] = value.decode() if value else ""
-        except redis.RedisError:
-            pass
-        return owners_cache.get(partition, "")
-
-    assert_owned = rds.register_script(
-        "redis.call('SET', KEYS[2], ARGV[1]) "
-        "for i = 2, #ARGV - 1 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[#ARGV]) end return 1"
-    )
-
-    async def keep_published() -> None:
-        """Say again, every OWNERS_REFRESH_S, which partitions this replica serves, in case
-        Redis lost them (a restart without its data): the gateway routes by this table.
-        HSETNX only fills a gap, never overwrites the entry of a replica that took over."""
-        while True:
-            await asyncio.sleep(OWNERS_REFRESH_S)
-            args = [partitions, *[str(p) for p in replica.ready_partitions()], advertise]
-            try:
-                await loop.run_in_executor(None, lambda args=args: assert_owned(
-                    keys=[okey, partitions_key(settings.key_prefix, settings.game)], args=args))
-            except redis.RedisError as exc:
-                log.warning("owner_publish_failed", error=str(exc))
+    # The owners' table: written and read on threads of its own, never on the loop (owners.py).
+    # Without Redis the replica serves on, rebuilding its games from Kafka; keep_published
+    # writes the table within OWNERS_REFRESH_S of Redis answering.
+    owners = OwnersTable(rds, settings.key_prefix, settings.game, advertise, partitions)
+    owners.publish_partitions()
+    owners.refresh()
 
     # Snapshots have a client of their own: a big one takes longer than the 2 s the owners'
     # table allows a call.
     snap_rds = redis.Redis.from_url(settings.redis_url, socket_timeout=30) if settings.snapshot_every else None
     snapshots = SnapshotStore(snap_rds, settings.key_prefix) if snap_rds is not None else None
-    replica = Replica(settings, host, topic, partitions, publish=publish, metrics=metrics, snapshots=snapshots)
-    servicer = RulesServicer(settings, replica, host, metrics, owner_address)
+    replica = Replica(settings, host, topic, partitions, publish=owners.publish, metrics=metrics, snapshots=snapshots)
+    servicer = RulesServicer(settings, replica, host, metrics, owners)
     rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
@@ -410,7 +360,7 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
-    refresher = asyncio.create_task(keep_published())
+    refresher = asyncio.create_task(owners.keep_published(replica.ready_partitions))
     await stop.wait()
     refresher.cancel()
     log.info("rules_stopping", game=settings.game)
@@ -418,6 +368,7 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     await replica.close()  # leave the group: partitions move now, not after a timeout
     servicer.close_streams()  # the gateway's open streams end, and it reopens them to the new owners
     await server.stop(grace=2)
+    await loop.run_in_executor(None, owners.close)  # the releases of our partitions, if Redis answers
     rds.close()
     if snap_rds is not None:
         snap_rds.close()

@@ -125,3 +125,64 @@ def test_echoed_values_are_clipped_and_every_message_is_bounded():
     assert len(bounded(long.message).encode()) <= MAX_MESSAGE_BYTES
     assert len(to_proto(long).message.encode()) <= MAX_MESSAGE_BYTES
     assert bounded("short") == "short"
+
+
+def test_log_reads_check_first_fold_off_the_loop_and_are_bounded(monkeypatch):
+    """ForkGame checks its command_id (and the rest) before reading the origin's log; a read
+    of a retired game's log is folded on a worker thread; and past MAX_LOG_READS reads at
+    once the next is refused, retryable, rather than queued behind them."""
+    import threading
+
+    from test_dedupe_window import _logged_game
+
+    from croupier.engine import registry
+    from croupier.engine.table import TableHost
+    from croupier.rules import service
+
+    host = TableHost(registry.get(GAME))
+    gid = _id_in((0,), prefix="retired")
+    log = _logged_game(host, gid)
+    reads, release, folded_on = [], threading.Event(), []
+
+    def read_game(settings, game_id, game_types, settle_s=5.0):
+        reads.append(game_id)
+        release.wait(30)
+        return [env for env in log if env.game_id == game_id]
+
+    monkeypatch.setattr(service, "read_game", read_game)
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1, 2, 3))
+        fold = svc.host.fold
+
+        def spy(envelopes, state=None):
+            folded_on.append(threading.get_ident())
+            return fold(envelopes, state)
+
+        svc.host.fold = spy
+        parts[0].retired[gid] = (log[-1].seq, (), 0)
+        try:
+            bad = {}
+            for name, cid in (("empty", ""), ("reserved", "idle:3"), ("long", "c" * 129)):
+                bad[name] = await call(svc.ForkGame, rules_pb2.ForkGameRequest(
+                    game_type=GAME, game_id="fork-1", origin_game_id=gid, at_seq=3, command_id=cid))
+            read_before = list(reads)
+            busy = [asyncio.create_task(call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=gid)))
+                    for _ in range(service.MAX_LOG_READS)]
+            while len(reads) < service.MAX_LOG_READS:
+                await asyncio.sleep(0.01)
+            refused = await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+            release.set()
+            views = await asyncio.gather(*busy)
+            return bad, read_before, refused, views
+        finally:
+            release.set()
+            await stop(parts)
+
+    bad, read_before, refused, views = asyncio.run(main())
+    assert read_before == [], "the origin's log was read for a fork refused on its command_id"
+    assert {name: answer.rejection()[0].code for name, answer in bad.items()} == {
+        "empty": "invalid_command_id", "reserved": "reserved_command_id", "long": "invalid_command_id"}
+    assert refused.code == grpc.StatusCode.UNAVAILABLE and refused.rejection()[0].code == "log_reads_busy"
+    assert all(v.version == log[-1].seq for v in views)
+    assert folded_on and threading.main_thread().ident not in folded_on

@@ -37,6 +37,10 @@ log = structlog.get_logger("croupier.rules")
 COMMAND_TIMEOUT_S = 10.0
 MAX_ID = 128
 MAX_GAME_TYPE = 64
+# Reads of a game's log (GetState of a retired or forgotten game, ForkGame's origin) at once
+# per replica: each reads its partition (records of other games skipped by key) and folds the
+# game, ~0.4 s of a thread and of the GIL. One more is refused `log_reads_busy`, retryable.
+MAX_LOG_READS = 2
 MAX_ACTION_JSON = 16 * 1024
 # A ForceEnd's reason: TableEnded keeps its first 200 characters, and the command recorded
 # in the event's cause keeps what was sent, so a longer one is refused (as the gateway does).
@@ -55,6 +59,13 @@ def _check_game_type(game_type: str, hosted: str) -> None:
     if len(game_type) > MAX_GAME_TYPE:
         raise Rejection("invalid_game_type", f"game_type is at most {MAX_GAME_TYPE} characters", "malformed")
     raise Rejection("wrong_game_type", f"this service hosts {hosted}, not {clip(game_type)}", NOT_FOUND)
+
+
+def _check_command_id(command_id: str) -> None:
+    _check_id("command_id", command_id)
+    if command_id.startswith(TIMER_ID_PREFIXES):
+        raise Rejection("reserved_command_id", f"a command_id may not start with {' or '.join(TIMER_ID_PREFIXES)}: "
+                        "those are the table timers' own", "malformed")
 
 
 def _check_id(name: str, value: str) -> str:
@@ -76,6 +87,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         # the hot path does not build a log call that the level filters out anyway.
         self._debug = LogSettings.from_env().level == "debug"
         self._streams: set[asyncio.Task] = set()  # the readers of the open HandleCommands streams
+        self._log_reads = asyncio.Semaphore(MAX_LOG_READS)
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -106,10 +118,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                      command=None, create=None, fork=None, expected_version=None) -> rules_pb2.CommandResult | None:
         started = time.perf_counter()
         try:
-            _check_id("command_id", command_id)
-            if command_id.startswith(TIMER_ID_PREFIXES):
-                raise Rejection("reserved_command_id", f"a command_id may not start with {' or '.join(TIMER_ID_PREFIXES)}: "
-                                "those are the table timers' own", "malformed")
+            _check_command_id(command_id)
             owner, partition = self._owner(game_type, game_id)
             future = asyncio.get_running_loop().create_future()
             owner.submit(Pending(game_id, command, command_id, expected_version, future, create=create, fork=fork))
@@ -156,17 +165,21 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
     async def ForkGame(self, request, context):
         try:
+            # Everything that can be checked before the origin's log is read: the ids, and that
+            # this replica owns the fork's partition.
             _check_game_type(request.game_type, self.s.game)
             _check_id("origin_game_id", request.origin_game_id)
-            loop = asyncio.get_running_loop()
-            origin = await loop.run_in_executor(None, read_game, self.s.kafka, request.origin_game_id, [self.s.game])
+            _check_command_id(request.command_id)
+            self._owner(request.game_type, request.game_id)
+            origin = await self._read_log("the origin", lambda: read_game(self.s.kafka, request.origin_game_id,
+                                                                           [self.s.game]))
             if not origin:
                 raise Rejection("no_such_game", f"no game {request.origin_game_id}", NOT_FOUND)
             if not 1 <= request.at_seq <= origin[-1].seq:
                 raise Rejection("bad_seq", f"at_seq must be 1..{origin[-1].seq}", "malformed")
             origin = [env for env in origin if env.seq <= request.at_seq]
         except Rejection as exc:
-            await self._abort(context, exc)
+            await self._abort(context, exc, self._owner_address(exc, request.game_id))
             return rules_pb2.ForkGameResponse()
         result = await self._write("ForkGame", context, request.game_type, request.game_id, request.command_id,
                                    fork={"origin": origin, "seed": secrets.token_hex(32)})
@@ -264,20 +277,32 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                         response.next.append(rules_pb2.SeatActions(seat=seat, actions_json=actions))
         return response
 
+    async def _read_log(self, what: str, read: Any) -> Any:
+        """`read()` on a worker thread (a read of the log and what is made of it), at most
+        MAX_LOG_READS at once; beyond them, or if the log cannot be read, a retryable refusal."""
+        if self._log_reads.locked():
+            raise Rejection("log_reads_busy", f"{MAX_LOG_READS} reads of the log are under way on this replica; "
+                            "retry in a second", UNAVAILABLE)
+        async with self._log_reads:
+            try:
+                return await asyncio.get_running_loop().run_in_executor(None, read)
+            except Rejection:
+                raise
+            except Exception as exc:
+                raise Rejection(UNAVAILABLE, f"reading {what} from the log failed: {exc}", UNAVAILABLE) from None
+
     async def _state(self, game_type: str, game_id: str):
         owner, _ = self._owner(game_type, game_id)
         slot = owner.games.get(game_id)
         if slot is not None:
             return slot.state
         if game_id in owner.retired or game_id in owner.forgotten:
-            # A finished game retired from memory (or forgotten): its state is the fold of its log.
-            loop = asyncio.get_running_loop()
-            try:
-                envelopes = await loop.run_in_executor(None, read_game, self.s.kafka, game_id, [self.s.game])
-            except Exception as exc:
-                raise Rejection(UNAVAILABLE, f"reading the finished game from the log failed: {exc}", UNAVAILABLE) from None
-            if envelopes:
-                return self.host.fold(envelopes)
+            # A finished game retired from memory (or forgotten): its state is the fold of its
+            # log, read and folded on a worker thread (the fold was ~0.4 s of the event loop).
+            state = await self._read_log("the finished game", lambda: self.host.fold(
+                read_game(self.s.kafka, game_id, [self.s.game])))
+            if state is not None:
+                return state
         raise Rejection("no_such_game", f"no game {game_id}", NOT_FOUND)
 
     async def GetState(self, request, context):

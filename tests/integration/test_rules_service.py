@@ -265,7 +265,12 @@ def test_a_replica_killed_mid_stream_hands_its_games_to_the_other(kafka, redis_u
         games = [uuid.uuid4().hex for _ in range(8)]
         tasks = [asyncio.create_task(play(client, GAME, g, 2, 30, acked, random.Random(i), pause=0.02))
                  for i, g in enumerate(games)]
-        await asyncio.sleep(2.0)
+        # Killed mid-play: once the games are under way (a fixed 2 s could outlast all 8
+        # games' 30 moves, and the kill then came after the last of them).
+        for _ in range(400):
+            if len(acked) >= len(games) * 8 or all(t.done() for t in tasks):
+                break
+            await asyncio.sleep(0.05)
         b.kill()  # SIGKILL: no goodbye to the group
         made = await asyncio.gather(*tasks)
         await client.close()

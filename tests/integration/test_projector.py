@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import pickle
 import random
@@ -634,12 +635,10 @@ def test_a_projector_started_on_a_redis_that_lost_its_last_writes_folds_them_aga
     _assert_projected(redis, kafka, prefix, first + second)
 
 
-def test_a_running_projector_folds_again_what_a_restarted_redis_lost(kafka, redis_url, redis, prefix, services,
-                                                                   tmp_path):
-    """The same loss under a running projector: redis-py reconnects by itself, so the
-    projector knows the Redis it writes to by its run_id, and one it has not seen before is
-    folded into again from that Redis's record of offsets. (One Redis serves every test here,
-    so its restart is played by the projector having known another run_id.)"""
+@contextlib.contextmanager
+def _projector_in_a_thread(kafka: str, redis_url: str, prefix: str, tmp_path, services, *, check_redis: bool = True):
+    """A rules replica of GAME, and a projector running in this process (so a test can reach
+    into it): yields (the replica's address, the projector)."""
     import threading
 
     from croupier.projector.service import Projector
@@ -649,9 +648,31 @@ def test_a_running_projector_folds_again_what_a_restarted_redis_lost(kafka, redi
     wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
     projector = Projector(settings_for(kafka, redis_url, prefix), games=[GAME])
     projector.connect()
+    if not check_redis:
+        projector._check_redis = lambda consumer: False
     thread = threading.Thread(target=projector.run, daemon=True)
     thread.start()
     try:
+        yield addr, projector
+    finally:
+        projector.stop()
+        thread.join(timeout=10)
+        projector.redis.close()
+
+
+def _wait_for_metas(redis, prefix: str, game_ids: list[str], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not all(redis.exists(Keys(prefix).meta(g)) for g in game_ids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def test_a_running_projector_folds_again_what_a_restarted_redis_lost(kafka, redis_url, redis, prefix, services,
+                                                                   tmp_path):
+    """The same loss under a running projector: redis-py reconnects by itself, so the
+    projector knows the Redis it writes to by its run_id, and one it has not seen before is
+    folded into again from that Redis's record of offsets. (One Redis serves every test here,
+    so its restart is played by the projector having known another run_id.)"""
+    with _projector_in_a_thread(kafka, redis_url, prefix, tmp_path, services) as (addr, projector):
         first = drive(addr, 3, 15, 70)
         wait_caught_up(redis_url, prefix)
         saved = _save(redis, prefix)
@@ -659,15 +680,9 @@ def test_a_running_projector_folds_again_what_a_restarted_redis_lost(kafka, redi
         wait_caught_up(redis_url, prefix)
         _lose_the_tail(redis, prefix, saved)
         projector.redis_run_id = "the run_id of the Redis before its restart"
-        deadline = time.monotonic() + 60
-        while not redis.exists(Keys(prefix).meta(second[-1])) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        _wait_for_metas(redis, prefix, second)
         wait_caught_up(redis_url, prefix)
         _assert_projected(redis, kafka, prefix, first + second)
-    finally:
-        projector.stop()
-        thread.join(timeout=10)
-        projector.redis.close()
 
 
 def test_a_projector_whose_redis_lost_its_last_writes_does_not_commit_past_them(kafka, redis_url, redis, prefix,
@@ -676,19 +691,8 @@ def test_a_projector_whose_redis_lost_its_last_writes_does_not_commit_past_them(
     fold a batch of other games and record offsets past the lost writes. Its record is written
     only over the values it knows Redis holds: the moved record stops the commit, and the
     partitions are folded again from where Redis's record says."""
-    import threading
-
-    from croupier.projector.service import Projector
-
-    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
-    services.append(rules)
-    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    projector = Projector(settings_for(kafka, redis_url, prefix), games=[GAME])
-    projector.connect()
-    projector._check_redis = lambda consumer: False  # this test is about the record alone
-    thread = threading.Thread(target=projector.run, daemon=True)
-    thread.start()
-    try:
+    # (The restart detection off: this test is about the record alone.)
+    with _projector_in_a_thread(kafka, redis_url, prefix, tmp_path, services, check_redis=False) as (addr, _):
         first = drive(addr, 3, 15, 90)
         wait_caught_up(redis_url, prefix)
         saved = _save(redis, prefix)
@@ -696,15 +700,9 @@ def test_a_projector_whose_redis_lost_its_last_writes_does_not_commit_past_them(
         wait_caught_up(redis_url, prefix)
         _lose_the_tail(redis, prefix, saved)
         third = drive(addr, 4, 10, 110)  # other games: batches that commit on every partition
-        deadline = time.monotonic() + 60
-        while not all(redis.exists(Keys(prefix).meta(g)) for g in second + third) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        _wait_for_metas(redis, prefix, second + third)
         wait_caught_up(redis_url, prefix)
         _assert_projected(redis, kafka, prefix, first + second + third)
-    finally:
-        projector.stop()
-        thread.join(timeout=10)
-        projector.redis.close()
 
 
 def test_a_fold_from_the_start_never_rolls_back_a_newer_stored_version(redis, prefix):

@@ -28,21 +28,6 @@ SMALL = 16_384
 pytestmark = pytest.mark.flaky(reruns=2, reruns_delay=3)
 
 
-@pytest.fixture
-def prefix(redis):
-    value = f"t{uuid.uuid4().hex[:10]}."
-    yield value
-    keys = list(redis.scan_iter(match=f"{value}*"))
-    if keys:
-        redis.delete(*keys)
-
-
-@pytest.fixture
-def services():
-    started = []
-    yield started
-    for svc in started:
-        svc.stop()
 
 
 def topic(prefix: str) -> str:

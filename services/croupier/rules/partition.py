@@ -744,21 +744,14 @@ class PartitionOwner:
             if not self._still_assigned():
                 # The group gave the partition to another replica meanwhile: a new writer
                 # here would fence that owner's (and serve from a memory it does not update).
-                self.status = LOST
-                if self._on_fenced:
-                    self._on_fenced(self.partition)
+                self._let_go()
                 return
             try:
-                old, self._writer = self._writer, None
-                if old is not None:
-                    await loop.run_in_executor(self._executor, old.close)
-                self._writer = await loop.run_in_executor(self._executor, self._make_writer)
+                await self._replace_writer(loop)
                 count = await loop.run_in_executor(self._executor, self._fold_log, self._rebuild)
             except Exception as exc:
                 if _fenced(exc):
-                    self.status = LOST
-                    if self._on_fenced:
-                        self._on_fenced(self.partition)
+                    self._let_go()
                     return
                 log.warning("recover_failed", partition=self.partition, error=str(exc))
                 await asyncio.sleep(delay)
@@ -773,6 +766,19 @@ class PartitionOwner:
             self.status = READY
             log.info("partition_recovered", partition=self.partition, events=count)
 
+    async def _replace_writer(self, loop) -> None:
+        """Close the writer (if any) and make a new one, whose epoch fences the old."""
+        old, self._writer = self._writer, None
+        if old is not None:
+            await loop.run_in_executor(self._executor, old.close)
+        self._writer = await loop.run_in_executor(self._executor, self._make_writer)
+
+    def _let_go(self) -> None:
+        """Another owner's writer fenced ours (or the group moved the partition): let it go."""
+        self.status = LOST
+        if self._on_fenced:
+            self._on_fenced(self.partition)
+
     async def _renew_writer(self, loop) -> None:
         """A new writer after one that failed with nothing committed (a record refused for its
         size fails its whole transaction), the partition serving on: commands queue up
@@ -784,16 +790,11 @@ class PartitionOwner:
             await self._recover(loop)  # which lets the partition go
             return
         try:
-            old, self._writer = self._writer, None
-            if old is not None:
-                await loop.run_in_executor(self._executor, old.close)
-            self._writer = await loop.run_in_executor(self._executor, self._make_writer)
+            await self._replace_writer(loop)
             found = await loop.run_in_executor(self._executor, lambda: list(self._rebuild()))
         except Exception as exc:
             if _fenced(exc):
-                self.status = LOST
-                if self._on_fenced:
-                    self._on_fenced(self.partition)
+                self._let_go()
                 return
             log.warning("writer_renew_failed", partition=self.partition, error=str(exc))
             await self._recover(loop)

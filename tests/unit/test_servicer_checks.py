@@ -4,6 +4,7 @@ an id of any length is refused as it is, and nothing of it is hashed or kept."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import grpc
 from servicer_fakes import GAME, Owners, call, servicer, stop  # tests/unit is on sys.path
@@ -172,9 +173,15 @@ def test_log_reads_check_first_fold_off_the_loop_and_are_bounded(monkeypatch):
             while len(reads) < service.MAX_LOG_READS:
                 await asyncio.sleep(0.01)
             refused = await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+            # A caller that gives up (its deadline) does not free its read's place: the read
+            # goes on on its thread, and a retry must not start another beside it.
+            busy[0].cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await busy[0]
+            after_cancel = await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
             release.set()
-            views = await asyncio.gather(*busy)
-            return bad, read_before, refused, views
+            views = await asyncio.gather(*busy[1:])
+            return bad, read_before, (refused, after_cancel), views
         finally:
             release.set()
             await stop(parts)
@@ -183,6 +190,25 @@ def test_log_reads_check_first_fold_off_the_loop_and_are_bounded(monkeypatch):
     assert read_before == [], "the origin's log was read for a fork refused on its command_id"
     assert {name: answer.rejection()[0].code for name, answer in bad.items()} == {
         "empty": "invalid_command_id", "reserved": "reserved_command_id", "long": "invalid_command_id"}
-    assert refused.code == grpc.StatusCode.UNAVAILABLE and refused.rejection()[0].code == "log_reads_busy"
+    for answer in refused:
+        assert answer.code == grpc.StatusCode.UNAVAILABLE and answer.rejection()[0].code == "log_reads_busy"
     assert all(v.version == log[-1].seq for v in views)
     assert folded_on and threading.main_thread().ident not in folded_on
+
+
+def test_a_not_owner_answer_never_names_the_replica_giving_it():
+    """Just after a replica gives a partition up, the owners' table as it last read it may
+    still name the replica itself: naming it would send the caller straight back."""
+    itself = Owners("10.0.0.5:50051")
+    itself.advertise = itself.address  # as OwnersTable has it: this replica's own address
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1), owners=itself)
+        try:
+            return await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=_id_in((2, 3))))
+        finally:
+            await stop(parts)
+
+    moved = asyncio.run(main())
+    assert moved.code == grpc.StatusCode.UNAVAILABLE
+    assert moved.rejection()[0].kind == "not_owner" and moved.rejection()[1] == ""

@@ -88,11 +88,21 @@ class OwnersTable:
         return self._write("assert", lambda: self._assert(keys=[self.key, self.partitions_key], args=args))
 
     async def keep_published(self, ready: Callable[[], list[int]]) -> None:
-        """Every OWNERS_REFRESH_S: the partitions served, said again, and the table read again."""
+        """Every OWNERS_REFRESH_S: the partitions served, said again, and the table read again.
+        An entry that names another replica for a partition this one serves is written over:
+        the writes go through a queue, so the "ready" of a replica that has since given the
+        partition up can land after its new owner's, and HSETNX alone would never mend it."""
         while True:
             await asyncio.sleep(OWNERS_REFRESH_S)
-            await asyncio.wrap_future(self.assert_owned(ready()))
-            self.refresh()
+            serving = ready()
+            await asyncio.wrap_future(self.assert_owned(serving))
+            reading = self.refresh()
+            if reading is not None:
+                await asyncio.wrap_future(reading)
+            for partition in serving:
+                if self._table.get(partition, self.advertise) != self.advertise:
+                    log.warning("owner_entry_mended", partition=partition, was=self._table[partition])
+                    await asyncio.wrap_future(self.publish(partition, "ready"))
 
     # -- reads ----------------------------------------------------------------------------
 

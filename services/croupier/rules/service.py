@@ -6,6 +6,7 @@ import asyncio
 import secrets
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
@@ -87,7 +88,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         # the hot path does not build a log call that the level filters out anyway.
         self._debug = LogSettings.from_env().level == "debug"
         self._streams: set[asyncio.Task] = set()  # the readers of the open HandleCommands streams
-        self._log_reads = asyncio.Semaphore(MAX_LOG_READS)
+        # Reads of the log for finished games and forks' origins: their own threads, and a count
+        # of those running that drops only when a read ends, not when its caller gives up (a
+        # cancelled call's read goes on on its thread).
+        self._log_readers = ThreadPoolExecutor(max_workers=MAX_LOG_READS, thread_name_prefix="log-read")
+        self._log_reading = 0
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -101,7 +106,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         only after the game id was checked, so an id of any length never reaches the hash."""
         if rejection.kind != NOT_OWNER or not game_id or len(game_id) > MAX_ID:
             return ""
-        return self.owners(partition_for(game_id, self.replica.partitions))
+        owner = self.owners(partition_for(game_id, self.replica.partitions))
+        # The table as last read may still name this replica just after it gave the partition
+        # up: naming itself would send the caller straight back here.
+        return "" if owner and owner == getattr(self.owners, "advertise", None) else owner
 
     def _owner(self, game_type: str, game_id: str):
         _check_game_type(game_type, self.s.game)
@@ -280,16 +288,26 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def _read_log(self, what: str, read: Any) -> Any:
         """`read()` on a worker thread (a read of the log and what is made of it), at most
         MAX_LOG_READS at once; beyond them, or if the log cannot be read, a retryable refusal."""
-        if self._log_reads.locked():
+        if self._log_reading >= MAX_LOG_READS:
             raise Rejection("log_reads_busy", f"{MAX_LOG_READS} reads of the log are under way on this replica; "
                             "retry in a second", UNAVAILABLE)
-        async with self._log_reads:
-            try:
-                return await asyncio.get_running_loop().run_in_executor(None, read)
-            except Rejection:
-                raise
-            except Exception as exc:
-                raise Rejection(UNAVAILABLE, f"reading {what} from the log failed: {exc}", UNAVAILABLE) from None
+        self._log_reading += 1
+        future = asyncio.get_running_loop().run_in_executor(self._log_readers, read)
+
+        def ended(f: asyncio.Future) -> None:
+            self._log_reading -= 1
+            if not f.cancelled():
+                f.exception()  # retrieved: a read whose caller gave up may fail unseen
+
+        future.add_done_callback(ended)
+        try:
+            return await asyncio.shield(future)
+        except Rejection:
+            raise
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise Rejection(UNAVAILABLE, f"reading {what} from the log failed: {exc}", UNAVAILABLE) from None
 
     async def _state(self, game_type: str, game_id: str):
         owner, _ = self._owner(game_type, game_id)

@@ -169,7 +169,36 @@ class Projector:
             # record, librdkafka starts it from the group's committed offset.
             if self._assigned_from_zero is None and self.recorded[key] is not None:
                 tp.offset = self.recorded[key]
+        if self._assigned_from_zero is None and stored is not None:
+            self._record_start(consumer, [tp for tp in partitions if self.recorded[(tp.topic, tp.partition)] is None])
         consumer.assign(partitions)
+
+    def _record_start(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Give Redis's record an entry, before any write of ours, for partitions it has none
+        for: the group's committed offset (0 if none), where they start. An entry made only
+        with a batch's writes could be lost with them (a Redis back without its last second),
+        and the partition would then go by the committed offset, past the lost writes."""
+        if not partitions:
+            return
+        try:
+            committed = consumer.committed(partitions, timeout=5)
+        except KafkaException as exc:
+            log.warning("offsets_record_start_failed", error=str(exc))
+            return
+        starts = {(tp.topic, tp.partition): max(tp.offset, 0) for tp in committed}
+        args: list = []
+        for (topic, partition), offset in starts.items():
+            args.extend((f"{topic}/{partition}", "", offset))
+        try:
+            moved = self._record(keys=[self.keys.offsets()], args=args)
+        except redis.RedisError:
+            return
+        if moved:
+            return  # another projector wrote one meanwhile: the first commit finds out
+        for tp in partitions:
+            key = (tp.topic, tp.partition)
+            self.recorded[key] = starts[key]
+            tp.offset = starts[key]
 
     def _stored_offsets(self) -> dict[tuple[str, int], int] | None:
         """Keys.offsets, read from Redis: where each partition's read models end. A partition

@@ -27,23 +27,6 @@ GAME = "expeditions"
 PARTITIONS = 4
 
 
-@pytest.fixture
-def prefix(redis):
-    value = f"p{uuid.uuid4().hex[:10]}."
-    yield value
-    keys = list(redis.scan_iter(match=f"{value}*"))
-    if keys:
-        redis.delete(*keys)
-
-
-@pytest.fixture
-def services():
-    started = []
-    yield started
-    for svc in started:
-        svc.stop()
-
-
 def snapshot(redis, prefix: str) -> dict:
     """Every read-model key of the namespace, by value (state snapshots unpickled)."""
     out = {}
@@ -559,15 +542,21 @@ def test_a_game_whose_stored_state_is_gone_or_wrong_is_written_whole_by_its_fold
         projector.redis.close()
 
 
-def test_an_older_state_applied_after_a_newer_one_leaves_the_newer_one_s_listings(redis, prefix):
-    """Two projectors fold the same partition for a moment in a handover: the one that lost
-    the race must not put a game that ended back among the running."""
+def _a_finished_game_stored(redis, prefix: str):
+    """A finished game written whole to Redis: (the game, its host, the keys, the models)."""
     finished = _finished_and_running()[0]
     host = finished.host
     keys = Keys(prefix)
     models = ReadModels(redis, keys)
+    assert models.apply([Flush(finished.game_id, GAME, 1, host.fold(finished.envelopes))], {GAME: host}) == [1]
+    return finished, host, keys, models
+
+
+def test_an_older_state_applied_after_a_newer_one_leaves_the_newer_one_s_listings(redis, prefix):
+    """Two projectors fold the same partition for a moment in a handover: the one that lost
+    the race must not put a game that ended back among the running."""
+    finished, host, keys, models = _a_finished_game_stored(redis, prefix)
     envs = finished.envelopes
-    assert models.apply([Flush(finished.game_id, GAME, 1, host.fold(envs))], {GAME: host}) == [1]
     assert redis.zscore(keys.finished(GAME), finished.game_id) is not None
     older = host.fold(envs[:len(envs) // 2])
     assert older.status == "running"
@@ -709,12 +698,8 @@ def test_a_fold_from_the_start_never_rolls_back_a_newer_stored_version(redis, pr
     """A projector behind another (a handover, a fold again from zero) that finds the game's
     state gone (dropped by a load, or by a rebuild's scan) must not write its older fold over
     the newer meta: the heal is for a fold that reaches the stored version."""
-    finished = _finished_and_running()[0]
-    host = finished.host
-    keys = Keys(prefix)
-    models = ReadModels(redis, keys)
+    finished, host, keys, models = _a_finished_game_stored(redis, prefix)
     envs = finished.envelopes
-    assert models.apply([Flush(finished.game_id, GAME, 1, host.fold(envs))], {GAME: host}) == [1]
     redis.delete(keys.state(finished.game_id))
     older = host.fold(envs[:len(envs) // 2])
     assert models.apply([Flush(finished.game_id, GAME, 1, older)], {GAME: host}) == [2]

@@ -28,24 +28,6 @@ PARTITIONS = 4
 pytestmark = pytest.mark.flaky(reruns=2, reruns_delay=3)
 
 
-@pytest.fixture
-def prefix(redis):
-    """A prefix for this test's topics (Kafka allows [A-Za-z0-9._-]) and Redis keys."""
-    value = f"t{uuid.uuid4().hex[:10]}."
-    yield value
-    keys = list(redis.scan_iter(match=f"{value}*"))
-    if keys:
-        redis.delete(*keys)
-
-
-@pytest.fixture
-def services(tmp_path):
-    started = []
-    yield started
-    for svc in started:
-        svc.stop()
-
-
 def topic(prefix: str) -> str:
     return f"{prefix}croupier.events.{GAME}"
 

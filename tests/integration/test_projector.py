@@ -201,6 +201,53 @@ def test_a_rebuild_while_no_projector_is_up_is_folded_by_the_next_one(kafka, red
     assert snapshot(redis, prefix) == before
 
 
+def _wait_assigned(service, timeout: float = 60) -> None:
+    """Until the projector's log says it was given partitions."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for line in service.log_path.read_text(errors="replace").splitlines():
+            if '"partitions_assigned"' in line and json.loads(line).get("partitions", 0) > 0:
+                return
+        assert service.alive(), service.tail()
+        assert time.monotonic() < deadline, f"no partitions assigned:\n{service.tail()}"
+        time.sleep(0.2)
+
+
+def test_a_rebuild_waits_for_every_projector_of_the_group(kafka, redis_url, redis, prefix, services, tmp_path):
+    """Two projectors share the partitions: with one of them stopped, the other catching up on
+    its own is not the rebuild caught up; --wait names the partitions still waiting."""
+    import signal
+
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
+    services.append(rules)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
+    first = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(first)
+    ids = drive(addr, 4, 20, 40)
+    wait_caught_up(redis_url, prefix, [first])
+    second = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(second)
+    _wait_assigned(second)
+    wait_caught_up(redis_url, prefix, [first, second])
+
+    second.proc.send_signal(signal.SIGSTOP)  # a member still (6 s of session), folding nothing
+    try:
+        out = rebuild(settings_for(kafka, redis_url, prefix), wait_s=2)
+        assert out["caught_up"] is False
+        assert out["waiting_on"], out
+        assert all(p.startswith(f"{prefix}croupier.events.") for p in out["waiting_on"])
+    finally:
+        second.proc.send_signal(signal.SIGCONT)
+    out = rebuild(settings_for(kafka, redis_url, prefix), wait_s=90)
+    assert out["caught_up"] is True, out
+    got = snapshot(redis, prefix)
+    expected = expected_views(kafka, prefix)
+    assert set(ids) <= set(expected)
+    keys = Keys(prefix)
+    for game_id, want in expected.items():
+        assert got[keys.views(game_id)] == want["views"], game_id
+
+
 def test_the_same_events_delivered_twice_change_nothing(redis, prefix):
     spec = registry.get(GAME)
     from croupier.engine.selfplay import SelfplayReport, play_one

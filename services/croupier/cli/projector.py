@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ops.required = True
     r = ops.add_parser("rebuild", help="drop the read models and rebuild them from offset zero")
     r.add_argument("--wait", type=_seconds, default=0, metavar="S",
-                   help="wait up to S seconds (0..86400) for the projector to catch up")
+                   help="wait up to S seconds (0..86400) for the projectors to fold every partition again")
     r.set_defaults(func=cmd_rebuild)
 
 

@@ -40,6 +40,12 @@ class Keys:
     def lag(self) -> str:
         return f"{self.p}projector:lag"
 
+    def lag_epoch(self) -> str:
+        """Per "topic/partition": the rebuild epoch the projector reporting its lag had
+        rewound for, written with each reading of lag (a rebuild's --wait counts only the
+        readings of its own epoch, from every partition)."""
+        return f"{self.p}projector:lag_epoch"
+
     def epoch(self) -> str:
         return f"{self.p}projector:epoch"
 
@@ -63,5 +69,5 @@ class Keys:
         # The projectors' offsets and lag go first: a projector that starts in the middle of
         # the drop reads from the group's offsets (reset to zero), and the rebuild's wait
         # reads no lag of the folds before it. stats:* is what older versions wrote.
-        return [self.offsets(), self.lag(), f"{self.p}lobby:*", f"{self.p}games:*", f"{self.p}stats:*",
+        return [self.offsets(), self.lag(), self.lag_epoch(), f"{self.p}lobby:*", f"{self.p}games:*", f"{self.p}stats:*",
                 f"{self.p}g:*"]

@@ -172,6 +172,7 @@ class Projector:
         if self._assigned_from_zero is None and stored is not None:
             self._record_start(consumer, [tp for tp in partitions if self.recorded[(tp.topic, tp.partition)] is None])
         consumer.assign(partitions)
+        log.info("partitions_assigned", partitions=len(partitions), from_zero=self._assigned_from_zero is not None)
 
     def _record_start(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """Give Redis's record an entry, before any write of ours, for partitions it has none
@@ -536,10 +537,17 @@ class Projector:
         except KafkaException:
             return
         if lag:
-            self.redis.hset(self.keys.lag(), mapping=lag)
-            self.redis.expire(self.keys.lag(), 30)
+            # Each reading names the epoch this projector has rewound for, in the same
+            # transaction: a rebuild's wait must not take a reading of the fold before it.
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.hset(self.keys.lag(), mapping=lag)
+            pipe.hset(self.keys.lag_epoch(), mapping={field: self.epoch for field in lag})
+            pipe.expire(self.keys.lag(), LAG_TTL_S)
+            pipe.expire(self.keys.lag_epoch(), LAG_TTL_S)
+            pipe.execute()
 
 
+LAG_TTL_S = 30  # the lag readings of projectors that stopped reporting go away
 IDLE_WAIT_S = 0.2  # the longest a consume blocks when nothing is waiting (the stop flag's latency)
 
 
@@ -652,19 +660,40 @@ def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wai
     reset = _reset_offsets(admin, group)
     out = {"dropped_keys": dropped, "epoch": epoch, "offsets_reset": reset}
     if wait_s:
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            ack = int(r.get(keys.epoch_ack()) or 0)
-            lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
-            # A projector acknowledged the epoch (so its lag is of the fold from zero; the
-            # rebuild dropped the older readings) and nothing is left to fold.
-            if ack >= epoch and lag and sum(lag.values()) == 0:
-                out["caught_up"] = True
-                break
-            time.sleep(0.5)
-        else:
-            out["caught_up"] = False
+        out.update(_wait_caught_up(settings, keys, r, admin, epoch, wait_s))
     return out
+
+
+def _wait_caught_up(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, epoch: int,
+                    wait_s: float) -> dict:
+    """Until every partition of every events topic has a reading of zero lag from a projector
+    that rewound for `epoch` (with two projectors, one caught up is not enough)."""
+    deadline = time.monotonic() + wait_s
+    waiting: list[str] = []
+    while True:
+        expected = _event_partitions(settings, admin)
+        lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
+        seen = {k.decode(): int(v) for k, v in r.hgetall(keys.lag_epoch()).items()}
+        ack = int(r.get(keys.epoch_ack()) or 0)
+        waiting = sorted(p for p in expected or () if seen.get(p, 0) < epoch or lag.get(p, 1) != 0)
+        if expected is not None and ack >= epoch and not waiting:
+            return {"caught_up": True}
+        if time.monotonic() >= deadline:
+            return {"caught_up": False, "waiting_on": waiting}
+        time.sleep(0.5)
+
+
+def _event_partitions(settings: ProjectorSettings, admin) -> set[str] | None:
+    """"topic/partition" of every existing events topic of the game types (None if the broker
+    did not answer: nothing can be called caught up then)."""
+    topics = [settings.kafka.topic(g) for g in registry.GAME_IDS]
+    try:
+        described = admin.describe_topics(topics)
+    except Exception as exc:
+        log.warning("rebuild_wait_describe_failed", error=str(exc))
+        return None
+    return {f"{t['name']}/{p['partition_index']}" for t in described if t.get("error_code") == 0
+            for p in t.get("partitions") or ()}
 
 
 def _reset_offsets(admin, group: str) -> bool:

@@ -418,11 +418,10 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
             return JSONResponse({"ok": False, "redis": type(exc).__name__}, status_code=503)
         return {"ok": True}
 
-    @app.get("/metrics", tags=["service"], summary="Prometheus metrics", response_class=Response)
-    async def metrics():
-        g = gw()
-        g.metrics.streams.set(g.open_streams)
-        return Response(generate_latest(g.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    if not settings.metrics_port:  # else on a listener of its own (serve.py)
+        @app.get("/metrics", tags=["service"], summary="Prometheus metrics", response_class=Response)
+        async def metrics():
+            return Response(generate_latest(gw().metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     # The web client (docs/web.md): static pages that use only the public API above, so a
     # page gets exactly what the gateway gives its seat (or a spectator, or an operator).

@@ -84,6 +84,7 @@ class Gateway(OperatorDesk):
         self._hosts: dict[str, TableHost] = {}
         self._checked_actions: set[tuple[str, int, str]] = set()  # (game type, seat, action) the codec accepted
         self.open_streams = 0
+        self.metrics.streams.set_function(lambda: self.open_streams)
         self.streams_by_address: dict[str, int] = {}
         # Players' replays read a game's log from Kafka (a partition from its start): at most
         # this many at once per gateway, the rest told to come back (replay_routes.py).

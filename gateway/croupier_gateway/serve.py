@@ -7,6 +7,7 @@ import signal
 
 import structlog
 import uvicorn
+from prometheus_client import start_http_server
 
 from croupier_gateway.app import create_app
 from croupier_gateway.core import Gateway
@@ -55,7 +56,19 @@ async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
         for sock in s.sockets:
             port = sock.getsockname()[1]
             break
-    log.info("gateway_serving", http=f"{settings.host}:{port}", grpc=f"{settings.host}:{grpc_port}")
+    metrics_server = None
+    if settings.metrics_port:
+        try:
+            metrics_server, _ = start_http_server(settings.metrics_port, addr=settings.host,
+                                                  registry=gateway.metrics.registry)
+        except OSError:
+            server.should_exit = True
+            await grpc_server.stop(0)
+            await http_task
+            await gateway.close()
+            raise
+    log.info("gateway_serving", http=f"{settings.host}:{port}", grpc=f"{settings.host}:{grpc_port}",
+             metrics=f"{settings.host}:{settings.metrics_port}" if metrics_server else "http")
     print(f"croupier gateway serving HTTP on http://{settings.host}:{port} and gRPC on {settings.host}:{grpc_port}",
           flush=True)
     if ready is not None:
@@ -67,5 +80,8 @@ async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
     await grpc_server.stop(grace=2)
     await http_task
     stopper.cancel()
+    if metrics_server is not None:
+        await asyncio.to_thread(metrics_server.shutdown)
+        metrics_server.server_close()
     await gateway.close()
     await client.aclose()

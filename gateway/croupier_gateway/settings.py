@@ -63,6 +63,10 @@ class GatewaySettings:
     host: str = "127.0.0.1"
     port: int = 18080
     grpc_port: int = 18081
+    # 0: Prometheus's /metrics on the HTTP port. Otherwise a listener of its own on this port,
+    # and the HTTP port has no /metrics: an Ingress that sends every path to the HTTP port
+    # (k8s/base/gateway.yaml) must not publish the gateway's metrics to the internet.
+    metrics_port: int = 0
     signing_key: str = DEV_SIGNING_KEY
     # Tokens signed with the previous key still verify until they expire: rotate without a cut.
     previous_signing_key: str = ""
@@ -134,6 +138,7 @@ class GatewaySettings:
             host=env_str("CROUPIER_GATEWAY_HOST", "127.0.0.1"),
             port=env_int("CROUPIER_GATEWAY_PORT", 18080, 0),
             grpc_port=env_int("CROUPIER_GATEWAY_GRPC_PORT", 18081, 0),
+            metrics_port=env_int("CROUPIER_GATEWAY_METRICS_PORT", 0, 0),
             signing_key=env_str("CROUPIER_GATEWAY_SIGNING_KEY", "") or DEV_SIGNING_KEY,
             previous_signing_key=env_str("CROUPIER_GATEWAY_PREVIOUS_SIGNING_KEY", ""),
             operator_token=env_str("CROUPIER_OPERATOR_TOKEN", ""),

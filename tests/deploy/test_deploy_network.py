@@ -125,7 +125,10 @@ def test_the_gateway_takes_players_from_the_ingress_controller_only_as_it_believ
     assert r.env_of(container(gateway, "gateway"))["CROUPIER_GATEWAY_FORWARDED_ALLOW_IPS"] == "*"
     policy = r.require("NetworkPolicy", "gateway")
     assert selected(r, policy["spec"]["podSelector"]) == {"gateway"}
-    (rule,) = policy["spec"]["ingress"]
+    players, scrape = policy["spec"]["ingress"]
+    # Prometheus may scrape the metrics port from wherever it runs, and nothing else there.
+    assert scrape == {"ports": [{"port": "metrics"}]}
+    rule = players
     outside = [p for p in rule["from"] if "namespaceSelector" in p]
     assert outside == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}]
     assert all(set(p) == {"podSelector"} for p in rule["from"] if p not in outside)  # this namespace's pods

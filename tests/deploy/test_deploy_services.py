@@ -92,7 +92,16 @@ def test_probes_and_graceful_shutdown(rendered, overlay):
             else:
                 http_port = int_setting(r, obj, service, "CROUPIER_GATEWAY_PORT")
                 grpc_port = int_setting(r, obj, service, "CROUPIER_GATEWAY_GRPC_PORT")
-                assert ports == {"http": http_port, "grpc": grpc_port}
+                metrics_port = int_setting(r, obj, service, "CROUPIER_GATEWAY_METRICS_PORT")
+                assert ports == {"http": http_port, "grpc": grpc_port, "metrics": metrics_port}
+                # Prometheus scrapes the port of its own, which no Ingress routes to (the
+                # HTTP port, which they do route, then has no /metrics).
+                annotations = obj["spec"]["template"]["metadata"]["annotations"]
+                assert annotations["prometheus.io/port"] == str(metrics_port), name
+                for ingress in r.of_kind("Ingress"):
+                    for rule in ingress["spec"]["rules"]:
+                        for path in rule["http"]["paths"]:
+                            assert path["backend"]["service"]["port"]["name"] in ("http", "grpc"), ingress["metadata"]["name"]
                 assert main["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
                 assert main["livenessProbe"]["grpc"]["port"] == grpc_port
                 assert r.env_of(main)["CROUPIER_GATEWAY_HOST"] == "0.0.0.0"

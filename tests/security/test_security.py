@@ -329,14 +329,13 @@ def test_replay_and_grpc_reads_of_a_running_game_show_no_hidden_card(stack_servi
 
 # -- limits and bad input --------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def strict_gateway(stack_services, tmp_path_factory):
-    """A second gateway on the same stack, with tight rate limits and debug logs."""
+def start_gateway(stack_services, log_dir, **settings: str) -> tuple[str, int, Service]:
+    """Another gateway on the same stack with these settings; its URL, gRPC port and service."""
     env = dict(stack_services.launcher.env)
-    env.update({"CROUPIER_RATE_LIMIT_PER_S": "1", "CROUPIER_RATE_LIMIT_BURST": "5", "CROUPIER_LOG_LEVEL": "debug"})
+    env.update(settings)
     http_port, grpc_port = free_port(), free_port()
-    log = tmp_path_factory.mktemp("strict-gateway") / "gateway.log"
-    svc = Service(["serve", "gateway", "--port", str(http_port), "--grpc-port", str(grpc_port)], env, log)
+    svc = Service(["serve", "gateway", "--port", str(http_port), "--grpc-port", str(grpc_port)], env,
+                  log_dir / "gateway.log")
     url = f"http://127.0.0.1:{http_port}"
     deadline = time.monotonic() + 60
     while True:
@@ -348,8 +347,33 @@ def strict_gateway(stack_services, tmp_path_factory):
         assert svc.alive(), svc.tail()
         assert time.monotonic() < deadline, svc.tail()
         time.sleep(0.2)
+    return url, grpc_port, svc
+
+
+@pytest.fixture(scope="module")
+def strict_gateway(stack_services, tmp_path_factory):
+    """A second gateway on the same stack, with tight rate limits and debug logs."""
+    url, grpc_port, svc = start_gateway(stack_services, tmp_path_factory.mktemp("strict-gateway"),
+                                        CROUPIER_RATE_LIMIT_PER_S="1", CROUPIER_RATE_LIMIT_BURST="5",
+                                        CROUPIER_LOG_LEVEL="debug")
     yield url, f"127.0.0.1:{grpc_port}", svc
     svc.stop()
+
+
+def test_a_metrics_port_of_its_own_takes_metrics_off_the_public_port(stack_services, tmp_path):
+    """k8s's Ingress sends every path to the HTTP port: with CROUPIER_GATEWAY_METRICS_PORT set
+    (as k8s sets it), /metrics is served there only."""
+    metrics_port = free_port()
+    url, _, svc = start_gateway(stack_services, tmp_path, CROUPIER_GATEWAY_METRICS_PORT=str(metrics_port))
+    try:
+        error_of(httpx.get(f"{url}/metrics"), 404)
+        httpx.get(f"{url}/v1/games").raise_for_status()
+        text = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+        assert 'croupier_gateway_requests_total{' in text and "croupier_gateway_streams " in text
+        assert 'route="/v1/games"' in text
+    finally:
+        svc.stop()
+    assert "Traceback" not in svc.tail(200)
 
 
 def test_rate_limits_hold_per_token_on_every_door(stack_services, strict_gateway):

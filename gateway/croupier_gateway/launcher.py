@@ -118,7 +118,10 @@ class Launcher:
         self.prepare_topics(self.games)
         rules = {game: self._start_rules(game) for game in self.games}
         self._start("projector", ["serve", "projector"])
-        self._start("gateway", ["serve", "gateway", "--port", str(self.http_port), "--grpc-port", str(self.grpc_port)])
+        # /metrics on the HTTP port, whatever the shell sets: `make run` prints it there, and
+        # bench/loadtest scrapes it there.
+        self._start("gateway", ["serve", "gateway", "--port", str(self.http_port), "--grpc-port", str(self.grpc_port)],
+                    CROUPIER_GATEWAY_METRICS_PORT="0")
         r = redis_lib.Redis.from_url(self.redis_url)
         try:
             deadline = time.monotonic() + owned_within_s

@@ -76,7 +76,7 @@ class Viewer(Watch):
 
 
 class Room(Watch):
-    __slots__ = ("fanout", "game_id", "channel", "viewers", "ready", "task", "failed")
+    __slots__ = ("fanout", "game_id", "channel", "viewers", "ready", "task", "closed")
 
     def __init__(self, fanout: Fanout, game_id: str) -> None:
         super().__init__()
@@ -86,7 +86,7 @@ class Room(Watch):
         self.viewers: set[Viewer] = set()
         self.ready = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task | None = None
-        self.failed = False
+        self.closed = False  # its loop has ended (or is ending): a new stream makes a new room
 
     async def run(self) -> None:
         hub = self.fanout.hub
@@ -119,6 +119,11 @@ class Room(Watch):
             if not isinstance(exc, Exception):
                 raise
         finally:
+            # Out of the registry before the first await: the loop may end with streams still
+            # counting on it (the read dropped the last one, whose own cleanup waits until its
+            # consumer asks for more; a slow send delays that), and a stream joining meanwhile
+            # would wait on a room that never reads again.
+            self._close()
             await asyncio.shield(hub.remove(self.channel, self))
 
     def _must_read(self) -> bytes | None | bool:
@@ -220,9 +225,12 @@ class Room(Watch):
             if snap is not None:
                 v.offer(snap)
 
-    def _fail(self, exc: BaseException) -> None:
-        self.failed = True
+    def _close(self) -> None:
+        self.closed = True
         self.fanout._drop(self)
+
+    def _fail(self, exc: BaseException) -> None:
+        self._close()
         for v in self.viewers:
             v.error = exc
             v.notify()
@@ -248,7 +256,7 @@ class Fanout:
         lasts while that token holds the seat."""
         viewer = Viewer(seat, last, jti, join)
         room = self._rooms.get(game_id)
-        if room is None or room.failed:
+        if room is None or room.closed or room.task is not None and room.task.done():
             room = self._rooms[game_id] = Room(self, game_id)
             room.viewers.add(viewer)
             room.task = asyncio.create_task(room.run(), name=f"room-{game_id}")

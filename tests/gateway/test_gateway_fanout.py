@@ -434,3 +434,40 @@ def test_a_stream_whose_seat_another_join_took_gets_none_of_its_views_though_the
     assert all(snap.version < taken_at for snap in got), [s.version for s in got]
     assert read_refused
     assert command_refused  # nor may it act for the seat's new holder
+
+
+def test_a_room_whose_last_stream_lost_its_seat_is_not_joined_while_that_stream_is_stuck(fake_stack):
+    """The room's read drops a stream whose token left its seat; with no stream left the room's
+    loop ends. The dropped stream's own cleanup comes only when its consumer asks for more,
+    which a slow send may delay for long: a new stream of the game must not join the ended
+    room meanwhile (it would get its first view, then nothing ever again)."""
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
+        t0 = (await a.join(gid, 0))["token"]
+        stuck = a.updates(gid, a.signer.verify(t0), 0)
+        await stuck.__anext__()  # its first view; then its consumer is stuck in a send
+        room = a.fanout._rooms[gid]
+        await a.leave(t0, gid, 0)
+        await until(lambda: room.task.done(), "the room's read drops the stream and its loop ends")
+        got: list = []
+
+        async def spectate():
+            async for snap in a.updates(gid, None, 0):
+                got.append(snap)
+
+        task = asyncio.create_task(spectate())
+        await until(lambda: got, "the new stream's first view")
+        first = got[-1].version
+        await a.join(gid, 1)
+        try:
+            await until(lambda: got[-1].version > first, "the new stream hears of the join")
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            with pytest.raises(ApiError):  # the stuck stream, resumed, ends unauthenticated
+                await stuck.__anext__()
+            await stuck.aclose()
+        return a.fanout.rooms
+
+    assert run(fake_stack, scenario, stream_poll_s=30.0) == 0

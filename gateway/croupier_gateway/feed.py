@@ -142,12 +142,16 @@ class FeedHub:
                 confirmed = self._confirmed[channel] = asyncio.Event()
                 try:
                     await self._pubsub.subscribe(channel)
-                except Exception as exc:
+                except BaseException as exc:
+                    # Nothing stays registered, whatever ended the subscribe: an empty entry
+                    # would make the next watch of the game wait on a confirmation never asked for.
+                    del self._watches[channel]
+                    self._confirmed.pop(channel, None)
+                    if not isinstance(exc, Exception):
+                        raise  # cancelled
                     # The connection is being made again (Redis restarted) while the reader
                     # waits on it; redis-py may say so with a RuntimeError. The reader
                     # re-subscribes what is watched; this caller gets a retryable error.
-                    del self._watches[channel]
-                    self._confirmed.pop(channel, None)
                     raise RedisConnectionError(f"the change feed is reconnecting: {exc}") from None
                 if self._reader is None or self._reader.done():
                     self._reader = asyncio.create_task(self._read(), name="feed-reader")
@@ -157,8 +161,13 @@ class FeedHub:
         try:
             if not confirmed.is_set():
                 await asyncio.wait_for(confirmed.wait(), self.confirm_timeout_s)
-        except BaseException:  # a timeout, or the caller cancelled: nothing stays registered
+        except BaseException as exc:  # a timeout, or the caller cancelled: nothing stays registered
             await asyncio.shield(self.remove(channel, watch))
+            if isinstance(exc, TimeoutError):
+                # The store's error, as the callers know it (a 503, and a committed command's
+                # answer not turned into an error), not a bare TimeoutError (a 500).
+                raise RedisConnectionError(
+                    f"the change feed did not confirm {channel} within {self.confirm_timeout_s:g} s") from None
             raise
 
     async def remove(self, channel: str, watch: Watch) -> None:

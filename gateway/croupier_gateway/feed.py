@@ -7,7 +7,9 @@ watcher just re-reads the latest), and a watch is only returned once Redis has c
 subscription, so a read made after it cannot miss an update published after that read.
 
 Pub/sub may drop a message (a reconnect); watchers therefore also wake on a timer and
-re-read, so nothing is missed for long even then.
+re-read, so nothing is missed for long even then. After a pub/sub error the watchers of each
+game are woken once its subscription is confirmed again, not before (a re-read before it could
+miss an update published in between), and a watch made meanwhile waits for that confirmation.
 
 The hub also stamps every game whose subscription is live here (confirmed since the
 connection was last made): a new stamp on each `seats` message and none at all while the
@@ -105,6 +107,7 @@ class FeedHub:
         self._watches: dict[str, set[Watch]] = {}
         self._confirmed: dict[str, asyncio.Event] = {}
         self._stamps: dict[str, int] = {}  # channel -> stamp, for live subscriptions only
+        self._lost: set[str] = set()  # channels whose subscription a pub/sub error ended
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -180,6 +183,7 @@ class FeedHub:
                 del self._watches[channel]
                 self._confirmed.pop(channel, None)
                 self._stamps.pop(channel, None)
+                self._lost.discard(channel)
                 if self._pubsub is not None and not self._closed:
                     try:
                         await self._pubsub.unsubscribe(channel)
@@ -196,11 +200,19 @@ class FeedHub:
                 raise
             except Exception as exc:
                 log.warning("feed_read_failed", error=str(exc))
-                self._stamps.clear()  # messages may be lost until the subscriptions are confirmed again
-                self._wake_all()  # anything may have been missed: everyone re-reads
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
-                await self._resubscribe()
+                # Messages may be lost until the subscriptions are confirmed again: no stamps,
+                # and no watch returns before its confirmation. The watchers are woken when it
+                # comes (anything may have been missed); woken now, they would re-read before
+                # the new SUBSCRIBE, and miss what is published in between.
+                self._stamps.clear()
+                for confirmed in self._confirmed.values():
+                    confirmed.clear()
+                self._lost.update(self._watches)
+                while True:
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 2.0)
+                    if self._closed or await self._resubscribe():
+                        break
                 continue
             if message is None:
                 continue
@@ -232,13 +244,21 @@ class FeedHub:
                 for watch in list(watchers):
                     watch.notify(version, bool(seats), views)
             elif kind == "subscribe":
-                if channel in self._watches:
+                watchers = self._watches.get(channel)
+                if watchers is not None:
                     self._stamps[channel] = next(_stamps)
                 confirmed = self._confirmed.get(channel)
                 if confirmed is not None:
                     confirmed.set()
+                if channel in self._lost:  # made again after an error: its watchers re-read now
+                    self._lost.discard(channel)
+                    for watch in list(watchers or ()):
+                        watch.notify()
 
-    async def _resubscribe(self) -> None:
+    async def _resubscribe(self) -> bool:
+        """A new pub/sub connection, subscribed to every watched channel; False if the
+        SUBSCRIBE failed (the reader tries again: a connection left with no subscription
+        would hear nothing, and confirm nothing, for good)."""
         async with self._lock:
             try:
                 if self._pubsub is not None:
@@ -252,11 +272,8 @@ class FeedHub:
                     await self._pubsub.subscribe(*channels)
                 except Exception as exc:
                     log.warning("feed_resubscribe_failed", error=str(exc))
-
-    def _wake_all(self) -> None:
-        for watchers in self._watches.values():
-            for watch in watchers:
-                watch.notify()
+                    return False
+            return True
 
     async def close(self) -> None:
         self._closed = True

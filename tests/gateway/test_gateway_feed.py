@@ -81,3 +81,99 @@ def test_a_subscribe_cancelled_half_way_leaves_nothing_behind(fake_stack):
         return left, confirmed
 
     assert asyncio.run(main()) == ((0, {}), True)
+
+
+def break_the_connection(hub: FeedHub) -> None:
+    """The hub's next pub/sub read fails, as on a dropped connection."""
+    pubsub = hub._pubsub
+
+    async def broken(**kwargs):
+        raise ConnectionError("Connection reset by peer")
+
+    pubsub.get_message = broken
+
+
+def test_an_update_published_while_the_feed_reconnects_reaches_the_stream(fake_stack):
+    """After a pub/sub error nothing is heard until the subscription is made again: the
+    streams re-read once it is confirmed, so an update published before that is not left
+    until the next poll."""
+    _, aredis, _, router = fake_stack
+
+    async def scenario(a: Gateway):
+        from croupier.v1 import rules_pb2
+
+        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
+        got: list = []
+
+        async def spectate():
+            async for snap in a.updates(gid, None, 0):
+                got.append(snap)
+
+        task = asyncio.create_task(spectate())
+        try:
+            for _ in range(500):
+                if got and a.hub.stamp(a.keys.feed(gid)) is not None:
+                    break
+                await asyncio.sleep(0.01)
+            first = got[-1].version
+            make = aredis.pubsub
+
+            def pubsub():  # the reconnect's pub/sub: a join lands before its SUBSCRIBE does
+                made = make()
+                subscribe = made.subscribe
+
+                async def late_subscribe(*channels):
+                    await router.call("pebbles", gid, "JoinSeat", rules_pb2.JoinSeatRequest(
+                        game_type="pebbles", game_id=gid, seat=2, player="late", command_id="join-2"))
+                    await subscribe(*channels)
+
+                made.subscribe = late_subscribe
+                aredis.pubsub = make
+                return made
+
+            aredis.pubsub = pubsub
+            break_the_connection(a.hub)
+            for _ in range(300):
+                if got[-1].version > first:
+                    break
+                await asyncio.sleep(0.01)
+            return got[-1].version > first
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    assert run(fake_stack, scenario, stream_poll_s=30.0)
+
+
+def test_a_watch_made_while_the_feed_reconnects_waits_for_its_subscription(fake_stack):
+    _, aredis, _, _ = fake_stack
+
+    async def main():
+        hub = FeedHub(aredis, Keys(""), confirm_timeout_s=5.0)
+        channel = hub.keys.feed("g-1")
+        gate = asyncio.Event()
+        resubscribe = hub._resubscribe
+
+        async def gated():
+            await gate.wait()
+            return await resubscribe()
+
+        hub._resubscribe = gated
+        try:
+            async with hub.watch("g-1"):
+                break_the_connection(hub)
+                for _ in range(500):
+                    if hub.stamp(channel) is None:
+                        break
+                    await asyncio.sleep(0.01)
+                late = asyncio.create_task(hub.watch("g-1").__aenter__())
+                await asyncio.sleep(0.2)
+                early = late.done()  # before the subscription is made again: it must wait
+                gate.set()
+                await asyncio.wait_for(late, 5.0)
+                live = hub.stamp(channel) is not None
+        finally:
+            await hub.close()
+        return early, live
+
+    assert asyncio.run(main()) == (False, True)

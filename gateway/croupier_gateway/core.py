@@ -529,7 +529,8 @@ class Gateway(OperatorDesk):
 
     async def updates(self, game_id: str, claims: SeatClaims | None, from_version: int) -> AsyncIterator[Snapshot]:
         """The caller's view each time it changes after from_version: strictly increasing
-        versions, none twice, ending after the game is over. Subscribes before it reads, so
+        versions, none twice, ending after the game is over (a from_version above the game's
+        version is refused, invalid_from_version). Subscribes before it reads, so
         an update between the read and the subscription cannot be lost. After the first
         read, the game's room (fanout.py) reads the views of all its streams here at once
         and hands this one its own seat's."""
@@ -545,6 +546,13 @@ class Gateway(OperatorDesk):
                     raise not_found("no_such_game", f"no game {game_id}")
                 await viewer.wait(0.1)
                 snap = await self._snapshot(game_id, seat, join)
+            if from_version > snap.version:
+                # Only versions above it would be sent: not even the final view, and the
+                # stream would never end. Every version a client was shown came from the read
+                # models, which hold it since (only a projector rebuild takes them back, and a
+                # game is not found at all for a moment then too): this one was never sent.
+                raise bad_request("invalid_from_version", f"from_version {from_version} is above the game's "
+                                  f"version {snap.version}", "from_version")
             if snap.version > viewer.seen:
                 viewer.seen = snap.version
             if snap.version > viewer.last:

@@ -471,3 +471,68 @@ def test_a_room_whose_last_stream_lost_its_seat_is_not_joined_while_that_stream_
         return a.fanout.rooms
 
     assert run(fake_stack, scenario, stream_poll_s=30.0) == 0
+
+
+def test_a_stream_from_a_version_the_game_has_not_reached_is_refused(fake_stack):
+    """Only versions above from_version are sent: with from_version above the game's version
+    not even its final view would be, and the stream would never end. It is refused, 400
+    invalid_from_version (a stream from the current version itself waits for the next)."""
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+        t0 = (await a.join(gid, 0))["token"]
+        await a.join(gid, 1)
+        version = (await a.snapshot(gid, None)).version
+        refusals = []
+        for claims in (None, a.signer.verify(t0)):
+            try:
+                async for _ in a.updates(gid, claims, version + 1):
+                    pass
+            except ApiError as exc:
+                refusals.append((exc.kind, exc.code, exc.field))
+        return refusals
+
+    refusals = run(fake_stack, lambda a: asyncio.wait_for(scenario(a), 5))
+    assert refusals == [("malformed", "invalid_from_version", "from_version")] * 2
+
+
+def test_a_websocket_from_a_version_the_game_has_not_reached_closes_4400(client):
+    import json
+
+    from starlette.websockets import WebSocketDisconnect
+
+    gid = client.post("/v1/tables", json={"game_type": "pebbles", "seats": 2}).json()["game_id"]
+    version = client.get(f"/v1/tables/{gid}").json()["version"]
+    with client.websocket_connect(f"/v1/tables/{gid}/stream?from_version={version + 1}") as ws:
+        ws.send_text("{}")
+        assert json.loads(ws.receive_text())["error"]["code"] == "invalid_from_version"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+        assert closed.value.code == 4400
+
+
+def test_a_grpc_stream_from_a_version_the_game_has_not_reached_is_invalid_argument(fake_stack):
+    """StreamUpdates (a spectator) and Play (a seat) refuse it the same way."""
+    from croupier_gateway.client import GatewayError, GrpcGateway
+    from croupier_gateway.grpc_api import start_server
+
+    async def scenario(a: Gateway):
+        server, port = await start_server(a, "127.0.0.1", 0)
+        client = GrpcGateway(f"127.0.0.1:{port}", timeout_s=10)
+        try:
+            gid = (await client.create_table("pebbles", 2))["game_id"]
+            t0 = (await client.join(gid, 0))["token"]
+            version = (await client.view(gid))["version"]
+            refusals = []
+            for token in (None, t0):
+                try:
+                    async for _ in client.updates(gid, token, version + 1):
+                        pass
+                except GatewayError as exc:
+                    refusals.append((exc.status, exc.code))
+            return refusals
+        finally:
+            await client.close()
+            await server.stop(0)
+
+    assert run(fake_stack, lambda a: asyncio.wait_for(scenario(a), 10)) == [(400, "invalid_from_version")] * 2

@@ -13,8 +13,11 @@ the latest, as before).
 Nothing is handed out or read when the message names a version that every viewer has
 already seen (the projector publishes after it writes, so the read models hold at least
 that version), or says only that the seat holders changed. The room also re-reads every
-`poll_s` without a message, should pub/sub drop one. A Redis error ends the room; its
-streams get the error (a 503, as before) and a new stream makes a new room.
+`poll_s` without a message, should pub/sub drop one. A read that fails with a Redis error
+is made again at the next poll or message (whatever the message: a read, not the message's
+views, since the failed one may have been a check of the seats' holders); READ_ATTEMPTS
+failing in a row end the room, its streams get the error (a 503, as before) and a new
+stream makes a new room.
 
 The read also refreshes the seat holders' cache (holders.py) for the room's seats; a room fed
 by messages leaves it to the commands' own check, which reads a holder once its entry is
@@ -32,13 +35,22 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+import structlog
+from redis.exceptions import RedisError
+
 from croupier.projector import feed
 from croupier_gateway.errors import unauthenticated
 from croupier_gateway.feed import FeedHub, Watch
 from croupier_gateway.holders import HolderCache
 from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text, holds
 
+log = structlog.get_logger("croupier.gateway")
+
 SPECTATOR_FIELD = SPECTATOR.encode()
+# Reads of a room that may fail in a row (a Redis error each) before its streams get the
+# error: one passing fault (a dropped connection, a failover) must not end every stream of
+# the game at once.
+READ_ATTEMPTS = 3
 
 
 class Viewer(Watch):
@@ -103,15 +115,24 @@ class Room(Watch):
         self.ready.set_result(None)
         try:
             poll_s = self.fanout.poll_s
+            failures = 0  # reads failed in a row
             while self.viewers:
                 notified = await self.wait(poll_s)
                 if notified:
                     need = self._must_read()
-                    if need is None:
-                        continue
-                    if isinstance(need, bytes) and self.offer(need):
-                        continue
-                await self.read()
+                    if not failures:  # (after a failed read, only a read will do)
+                        if need is None:
+                            continue
+                        if isinstance(need, bytes) and self.offer(need):
+                            continue
+                try:
+                    await self.read()
+                    failures = 0
+                except RedisError as exc:
+                    failures += 1
+                    if failures >= READ_ATTEMPTS:
+                        raise
+                    log.warning("room_read_failed", game_id=self.game_id, failures=failures, error=str(exc))
         except asyncio.CancelledError:
             raise
         except BaseException as exc:

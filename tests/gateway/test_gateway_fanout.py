@@ -536,3 +536,54 @@ def test_a_grpc_stream_from_a_version_the_game_has_not_reached_is_invalid_argume
             await server.stop(0)
 
     assert run(fake_stack, lambda a: asyncio.wait_for(scenario(a), 10)) == [(400, "invalid_from_version")] * 2
+
+
+@pytest.mark.parametrize("failing", [1, 99], ids=["once", "for-good"])
+def test_a_rooms_read_that_fails_is_tried_again_before_its_streams_fail(fake_stack, failing):
+    """One Redis error in a room's read must not end every stream of the game with a 503: the
+    room reads again at its next poll; only after 3 failed reads in a row do its streams end,
+    with the store's error (store_unavailable)."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError
+
+    fake_stack[3].feed_views = False  # every update costs the room a read
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
+        claims = a.signer.verify((await a.join(gid, 0))["token"])
+        store, attempts = a.reads, []
+
+        class Flaky:
+            async def views_and_holders(self, *args):
+                attempts.append(len(attempts) < failing)
+                if attempts[-1]:
+                    raise RedisConnectionError("Connection reset by peer")
+                return await store.views_and_holders(*args)
+
+        got: dict = {0: [], None: []}
+        errors: dict = {}
+
+        async def follow(key, c):
+            try:
+                async for snap in a.updates(gid, c, 0):
+                    got[key].append(snap)
+            except RedisError as exc:
+                errors[key] = exc
+
+        tasks = [asyncio.create_task(follow(0, claims)), asyncio.create_task(follow(None, None))]
+        await until(lambda: all(got.values()), "every stream has its first view")
+        first = got[0][-1].version
+        a.fanout.reads = Flaky()
+        await a.join(gid, 1)
+        await until(lambda: len(errors) == 2 or all(g[-1].version > first for g in got.values()),
+                    "the streams hear of the join, or end")
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return sorted(errors, key=str), all(g[-1].version > first for g in got.values()), attempts
+
+    errors, heard, attempts = run(fake_stack, scenario, stream_poll_s=0.05)
+    if failing == 1:
+        assert (errors, heard, attempts[0]) == ([], True, True)
+    else:
+        assert (errors, heard, attempts) == ([0, None], False, [True] * 3)

@@ -529,8 +529,8 @@ class Gateway(OperatorDesk):
 
     async def updates(self, game_id: str, claims: SeatClaims | None, from_version: int) -> AsyncIterator[Snapshot]:
         """The caller's view each time it changes after from_version: strictly increasing
-        versions, none twice, ending after the game is over (a from_version above the game's
-        version is refused, invalid_from_version). Subscribes before it reads, so
+        versions, none twice, ending after the game is over (a from_version above the version a
+        game ended at is refused, invalid_from_version). Subscribes before it reads, so
         an update between the read and the subscription cannot be lost. After the first
         read, the game's room (fanout.py) reads the views of all its streams here at once
         and hands this one its own seat's."""
@@ -546,13 +546,10 @@ class Gateway(OperatorDesk):
                     raise not_found("no_such_game", f"no game {game_id}")
                 await viewer.wait(0.1)
                 snap = await self._snapshot(game_id, seat, join)
-            if from_version > snap.version:
-                # Only versions above it would be sent: not even the final view, and the
-                # stream would never end. Every version a client was shown came from the read
-                # models, which hold it since (only a projector rebuild takes them back, and a
-                # game is not found at all for a moment then too): this one was never sent.
-                raise bad_request("invalid_from_version", f"from_version {from_version} is above the game's "
-                                  f"version {snap.version}", "from_version")
+            if from_version > snap.version and snap.status == "over":
+                raise _past_the_end(from_version, snap.version)
+            # Above a running game's version, it waits: the read models may be behind what a
+            # client was shown (Redis back without its last second, a rebuild refolding).
             if snap.version > viewer.seen:
                 viewer.seen = snap.version
             if snap.version > viewer.last:
@@ -565,8 +562,19 @@ class Gateway(OperatorDesk):
             while True:
                 snap = viewer.take()
                 if snap is None:
+                    if viewer.over_at is not None:
+                        # The game ended at or below where the stream was asked to start.
+                        if from_version > viewer.over_at:
+                            raise _past_the_end(from_version, viewer.over_at)
+                        return
                     await viewer.wait(None)
                     continue
                 yield snap
                 if snap.status == "over":
                     return
+
+
+def _past_the_end(from_version: int, final: int) -> ApiError:
+    """A stream asked to start after a version the game never reached: it ended at `final`."""
+    return bad_request("invalid_from_version", f"from_version {from_version} is above the version the game "
+                       f"ended at ({final})", "from_version")

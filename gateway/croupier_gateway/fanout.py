@@ -56,7 +56,7 @@ READ_ATTEMPTS = 3
 class Viewer(Watch):
     """One stream's place in a room: woken when the room has something for it."""
 
-    __slots__ = ("seat", "jti", "join", "last", "seen", "pending", "error")
+    __slots__ = ("seat", "jti", "join", "last", "seen", "pending", "error", "over_at")
 
     def __init__(self, seat: int | None, last: int, jti: str | None = None, join: int = 0) -> None:
         super().__init__()
@@ -67,6 +67,9 @@ class Viewer(Watch):
         self.seen = -1  # the newest version a read for this viewer has found
         self.pending: Snapshot | None = None  # newer than `last`, not taken yet
         self.error: BaseException | None = None
+        # The final version, when the game ended at or below `last` (a stream asked to start
+        # after a version the game never reached): nothing will ever be sent, so it ends.
+        self.over_at: int | None = None
 
     def take(self) -> Snapshot | None:
         """The newest snapshot after `last` (which it becomes), if any; raises the room's error."""
@@ -84,6 +87,9 @@ class Viewer(Watch):
             self.seen = snap.version
         if snap.version > self.last and (self.pending is None or snap.version > self.pending.version):
             self.pending = snap
+            self.notify()
+        elif snap.status == "over" and snap.version <= self.last and self.over_at is None:
+            self.over_at = snap.version
             self.notify()
 
 

@@ -5,7 +5,8 @@ seat's own view and legal actions, or a spectator's view and []), read from Redi
 grows and no V comes twice, and every change after from_version is sent (see
 Gateway.updates), so a client that reconnects with the last V it saw misses nothing and
 gets nothing twice. The stream closes with 1000 after the game's final view. A from_version
-above the game's version is refused (4400 invalid_from_version): no stream ever sent it.
+above the version the game ended at is refused (4400 invalid_from_version); above a running
+game's version, the stream waits for the versions above it.
 
 The seat token comes as the `token` query parameter, an `Authorization: Bearer` header, or a
 first message {"token": "..."} (send {} to watch as a spectator without waiting); with none

@@ -17,6 +17,8 @@ from croupier_gateway.errors import ApiError
 from croupier_gateway.feed import Watch
 from croupier_gateway.tokens import TokenError, TokenSigner
 
+OP = {"authorization": "Bearer op-secret"}
+
 
 def run(fake_stack, scenario, *, gateways: int = 1, **overrides):
     """Run scenario(*gateways) with `gateways` gateways over the same (fake) Redis and rules."""
@@ -473,10 +475,11 @@ def test_a_room_whose_last_stream_lost_its_seat_is_not_joined_while_that_stream_
     assert run(fake_stack, scenario, stream_poll_s=30.0) == 0
 
 
-def test_a_stream_from_a_version_the_game_has_not_reached_is_refused(fake_stack):
-    """Only versions above from_version are sent: with from_version above the game's version
-    not even its final view would be, and the stream would never end. It is refused, 400
-    invalid_from_version (a stream from the current version itself waits for the next)."""
+def test_a_stream_from_a_version_the_game_never_reached_is_refused_when_it_ends(fake_stack):
+    """Only versions above from_version are sent. Above a running game's version a stream
+    waits (the read models may be behind what a client was shown), but if the game ends below
+    it, not even its final view would be sent and the stream would never end: it is refused,
+    400 invalid_from_version, and so is such a stream of a game already over."""
 
     async def scenario(a: Gateway):
         gid = (await a.create_table("pebbles", 2, {}))["game_id"]
@@ -484,24 +487,36 @@ def test_a_stream_from_a_version_the_game_has_not_reached_is_refused(fake_stack)
         await a.join(gid, 1)
         version = (await a.snapshot(gid, None)).version
         refusals = []
-        for claims in (None, a.signer.verify(t0)):
+
+        async def follow(claims):
             try:
-                async for _ in a.updates(gid, claims, version + 1):
-                    pass
+                async for snap in a.updates(gid, claims, version + 50):
+                    refusals.append(("sent", snap.version))
             except ApiError as exc:
                 refusals.append((exc.kind, exc.code, exc.field))
+
+        waiting = [asyncio.create_task(follow(c)) for c in (None, a.signer.verify(t0))]
+        await asyncio.sleep(0.3)
+        assert refusals == [] and not any(t.done() for t in waiting)  # running: they wait
+        await a.force_end(gid, "test")
+        await asyncio.gather(*waiting)
+        final = (await a.snapshot(gid, None)).version
+        assert final < version + 50
+        await follow(None)  # the game is over already
         return refusals
 
-    refusals = run(fake_stack, lambda a: asyncio.wait_for(scenario(a), 5))
-    assert refusals == [("malformed", "invalid_from_version", "from_version")] * 2
+    refusals = run(fake_stack, lambda a: asyncio.wait_for(scenario(a), 10))
+    assert refusals == [("malformed", "invalid_from_version", "from_version")] * 3
 
 
-def test_a_websocket_from_a_version_the_game_has_not_reached_closes_4400(client):
+def test_a_websocket_from_past_a_finished_games_version_closes_4400(client):
     import json
 
     from starlette.websockets import WebSocketDisconnect
 
     gid = client.post("/v1/tables", json={"game_type": "pebbles", "seats": 2}).json()["game_id"]
+    ended = client.post(f"/v1/operator/games/{gid}/force-end", json={"reason": "test"}, headers=OP)
+    assert ended.status_code == 200, ended.text
     version = client.get(f"/v1/tables/{gid}").json()["version"]
     with client.websocket_connect(f"/v1/tables/{gid}/stream?from_version={version + 1}") as ws:
         ws.send_text("{}")
@@ -511,7 +526,7 @@ def test_a_websocket_from_a_version_the_game_has_not_reached_closes_4400(client)
         assert closed.value.code == 4400
 
 
-def test_a_grpc_stream_from_a_version_the_game_has_not_reached_is_invalid_argument(fake_stack):
+def test_a_grpc_stream_from_past_a_finished_games_version_is_invalid_argument(fake_stack):
     """StreamUpdates (a spectator) and Play (a seat) refuse it the same way."""
     from croupier_gateway.client import GatewayError, GrpcGateway
     from croupier_gateway.grpc_api import start_server
@@ -522,6 +537,7 @@ def test_a_grpc_stream_from_a_version_the_game_has_not_reached_is_invalid_argume
         try:
             gid = (await client.create_table("pebbles", 2))["game_id"]
             t0 = (await client.join(gid, 0))["token"]
+            await a.force_end(gid, "test")
             version = (await client.view(gid))["version"]
             refusals = []
             for token in (None, t0):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import json
 import secrets
 import time
 from collections import OrderedDict
@@ -60,6 +61,7 @@ PLAYER_REPLAYS_AT_ONCE = 4
 CHECKED_ACTIONS = 50_000  # well-formed actions remembered (forgotten all at once past this)
 # Tries of a create whose table id the gateway chooses (a new id after an already_exists).
 CREATE_ATTEMPTS = 3
+SPECTATED_KEPT = 100_000  # game ids known open to spectators (the oldest forgotten past this)
 
 class Gateway(OperatorDesk):
     def __init__(self, settings: GatewaySettings, redis: Any, *, router: Router | None = None,
@@ -89,6 +91,9 @@ class Gateway(OperatorDesk):
         # Players' replays read a game's log from Kafka (a partition from its start): at most
         # this many at once per gateway, the rest told to come back (replay_routes.py).
         self.player_replays = asyncio.Semaphore(PLAYER_REPLAYS_AT_ONCE)
+        # Games a spectator may see (not forks, or forks whose origins are over: that never
+        # changes back), so that only a fork's first spectators look its origins up.
+        self._spectated: OrderedDict[str, None] = OrderedDict()
 
     async def close(self) -> None:
         await self.fanout.close()
@@ -362,6 +367,7 @@ class Gateway(OperatorDesk):
             ids.extend(await self.reads.listing(key, 0, offset + limit, newest_first=status != "open"))
         metas = await self.reads.metas(ids)
         rows = [table_summary(gid, m) for gid, m in zip(ids, metas) if m]
+        rows = [row for row in rows if not row["origin"] or await self._fork_listed(row)]
         rows.sort(key=lambda t: t["created"], reverse=status != "open")
         return {"tables": rows[offset:offset + limit]}
 
@@ -470,6 +476,8 @@ class Gateway(OperatorDesk):
             snap = await self._snapshot(game_id, seat, join)
         if snap is None:
             raise not_found("no_such_game", f"no game {game_id}")
+        if claims is None:
+            await self._check_spectator(game_id)
         if snap.version >= min_version or wait_s <= 0:
             return snap
         deadline = time.monotonic() + min(wait_s, MAX_WAIT_S)
@@ -481,6 +489,52 @@ class Gateway(OperatorDesk):
                     if snap.version >= min_version or remaining <= 0 or snap.status == "over":
                         return snap
                     await watch.wait(min(remaining, self.s.stream_poll_s))
+
+    async def _fork_listed(self, row: dict[str, Any]) -> bool:
+        """Whether the public listings show a fork: only once its origins are over (as
+        _check_spectator), by the read models alone (no log read for a listing)."""
+        from croupier_gateway.replay_routes import MAX_FORK_DEPTH
+
+        if row["game_id"] in self._spectated:
+            return True
+        origin = row["origin"]
+        for _ in range(MAX_FORK_DEPTH):
+            if not isinstance(origin, dict) or not origin.get("game_id"):
+                return True
+            meta = await self.reads.meta(str(origin["game_id"]))
+            if not meta or meta.get("status") != "over":
+                return False
+            origin = table_summary(str(origin["game_id"]), meta)["origin"]
+        return False
+
+    async def _check_spectator(self, game_id: str) -> None:
+        """Refuses a spectator a fork whose origin (or the origin's origin...) is still being
+        played: a fork starts from its origin's hands and decks, so the cards laid in it (by
+        its seats, or by its turn clock alone) are that running game's hidden cards. Called
+        after the game's views were found, so its meta is there to read."""
+        if game_id in self._spectated:
+            self._spectated.move_to_end(game_id)
+            return
+        from croupier_gateway.replay_routes import fork_of_running_game, origin_over
+
+        meta = await self.reads.meta(game_id)
+        if meta is None:
+            return  # gone meanwhile (a rebuild): the read that follows finds nothing either
+        raw = meta.get("origin") or ""
+        if raw:
+            if self.player_replays.locked():  # an origin's status may take a read of its log
+                raise ApiError("unavailable", "replays_busy", "this gateway is reading other logs; retry shortly",
+                               retry_after_s=2)
+            try:
+                origin = json.loads(raw)
+            except ValueError:
+                origin = {"game_id": ""}  # unreadable: taken as not over
+            async with self.player_replays:
+                if not isinstance(origin, dict) or not await origin_over(self, origin):
+                    raise fork_of_running_game()
+        self._spectated[game_id] = None
+        if len(self._spectated) > SPECTATED_KEPT:
+            self._spectated.popitem(last=False)
 
     async def _snapshot(self, game_id: str, seat: int | None, join: int) -> Snapshot | None:
         """reads.snapshot, with a token's join checked against the read models (the holders'
@@ -546,6 +600,8 @@ class Gateway(OperatorDesk):
                     raise not_found("no_such_game", f"no game {game_id}")
                 await viewer.wait(0.1)
                 snap = await self._snapshot(game_id, seat, join)
+            if claims is None:
+                await self._check_spectator(game_id)
             if from_version > snap.version and snap.status == "over":
                 raise _past_the_end(from_version, snap.version)
             # Above a running game's version, it waits: the read models may be behind what a

@@ -60,7 +60,23 @@ async def _record_open(gw: Any, envelopes: list[Envelope]) -> bool:
     every game of its fork chain (read from the listings, else from the origin's log)."""
     if not any(env.type == "TableEnded" for env in envelopes):
         return False
-    origin = (envelopes[0].payload or {}).get("origin") if envelopes[0].type == "TableCreated" else None
+    return await origin_over(gw, _origin_of(envelopes))
+
+
+def _origin_of(envelopes: Sequence[Envelope]) -> Any:
+    return (envelopes[0].payload or {}).get("origin") if envelopes and envelopes[0].type == "TableCreated" else None
+
+
+def fork_of_running_game() -> ApiError:
+    return ApiError("forbidden", "fork_of_running_game",
+                    "this table is a fork of a game still being played: spectators may watch or replay it "
+                    "once that game is over")
+
+
+async def origin_over(gw: Any, origin: Any) -> bool:
+    """Whether every game of a fork's chain of origins is over (True for no origin: a game
+    that is not a fork): read from the listings, else from the origin's log. A fork starts
+    from its origin's hands and decks, so until then it shows that game's hidden cards."""
     for _ in range(MAX_FORK_DEPTH):
         if not isinstance(origin, dict) or not origin.get("game_id"):
             return True
@@ -80,7 +96,7 @@ async def _record_open(gw: Any, envelopes: list[Envelope]) -> bool:
             return False
         if not any(env.type == "TableEnded" for env in logged):
             return False
-        origin = (logged[0].payload or {}).get("origin") if logged[0].type == "TableCreated" else None
+        origin = _origin_of(logged)
     return False
 
 
@@ -141,6 +157,8 @@ def register_player(router: APIRouter, gw: Callable[[], Any], bearer: Callable[[
                                "you may replay it only as your own seat")
             raise ApiError("forbidden", "replay_while_running",
                            "while the game runs you may replay only as your own seat")
+        if claims is None and not await origin_over(g, _origin_of(envelopes)):
+            raise fork_of_running_game()
         if over and to is None:
             to = envelopes[-1].seq
         return JSONResponse(_replay(envelopes, to, who))

@@ -1,8 +1,9 @@
 """Forks are playable: an operator forks a game at a step over HTTP, gets a seat token for
 each of the fork's seats (a fork's seats are filled from its origin's players, and nobody
 joined them), and the fork is played to its end by bots holding those tokens. A table that
-players joined never gives an operator its seats, and a finished fork's record (which starts
-from its origin's hands) stays closed to other seats while its origin is still played."""
+players joined never gives an operator its seats, and a fork (which starts from its origin's
+hands) shows nobody but its seats while its origin is still played: its record stays closed
+to other seats, and spectators, listings and spectator replays do not see it."""
 
 from __future__ import annotations
 
@@ -51,6 +52,13 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
                                     headers=OP)
             fork = forked.json()["game_id"]
             full = (await http.get(f"/v1/operator/games/{fork}", headers=OP)).json()
+            # While its origin is played, the fork shows nobody but its seats and operators: the
+            # cards laid in it come from the origin's hands (and its clock may lay them alone).
+            out["spectator_view"] = await http.get(f"/v1/tables/{fork}/view")
+            running = (await http.get("/v1/tables", params={"status": "running", "game_type": GAME,
+                                                             "limit": 200})).json()["tables"]
+            out["listed_running"] = [t["game_id"] for t in running]
+            out["origin"], out["fork"] = origin, fork
             out["no_such_seat"] = await http.post(f"/v1/operator/games/{fork}/seats/2/token", headers=OP)
             first = (await http.post(f"/v1/operator/games/{fork}/seats/0/token", headers=OP)).json()
             issued = [await http.post(f"/v1/operator/games/{fork}/seats/{s}/token", headers=OP) for s in (0, 1)]
@@ -70,6 +78,11 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
                        "spectator": await http.get(f"/v1/tables/{fork}/replay", params={"to": 2})}
             await http.post(f"/v1/operator/games/{origin}/force-end", json={"reason": "e2e"}, headers=OP)
             replays["open"] = await http.get(f"/v1/tables/{fork}/replay", params={"as": "1", "to": 2})
+            replays["spectator_open"] = await http.get(f"/v1/tables/{fork}/replay", params={"to": 2})
+            out["spectator_view_open"] = await http.get(f"/v1/tables/{fork}/view")
+            over = (await http.get("/v1/tables", params={"status": "over", "game_type": GAME,
+                                                          "limit": 200})).json()["tables"]
+            out["listed_over"] = [t["game_id"] for t in over]
             return out, at, origin_views, forked, again, full, issued, seats, audit, table, origin_after, replays
         finally:
             await client.close()
@@ -98,8 +111,14 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
     assert origin_after["status"] == "running" and origin_after["version"] == at
     closed = replays["closed"]
     assert (closed.status_code, closed.json()["error"]["code"]) == (403, "replay_while_origin_runs")
-    assert replays["spectator"].status_code == 200
-    assert replays["spectator"].json()["view"]["game"]["players"][1]["hand"] is None  # a spectator sees no hand
+    for refused in (replays["spectator"], out["spectator_view"]):
+        assert (refused.status_code, refused.json()["error"]["code"]) == (403, "fork_of_running_game")
+    assert out["origin"] in out["listed_running"] and out["fork"] not in out["listed_running"]
+    # Once the origin is over, the fork is anybody's to watch and replay, and listed.
+    assert out["spectator_view_open"].status_code == 200, out["spectator_view_open"].text
+    assert replays["spectator_open"].status_code == 200
+    assert replays["spectator_open"].json()["view"]["game"]["players"][1]["hand"] is None  # a spectator sees no hand
+    assert out["fork"] in out["listed_over"]
     opened = replays["open"]
     assert opened.status_code == 200, opened.text
     assert opened.json()["view"]["game"]["players"][1]["hand"] == origin_views["1"]["game"]["players"][1]["hand"]

@@ -32,8 +32,12 @@ function connect() {
     document.getElementById("view").textContent = JSON.stringify(v.game, null, 1);
     document.getElementById("actions").textContent = JSON.stringify(m.actions);
   };
-  ws.onclose = (e) => { if (e.code !== 1000) setTimeout(connect, 1000); else
-    document.getElementById("status").textContent += " (the game is over)"; };
+  // 1000: the game is over. 4000 + an HTTP status: a refusal (its message is shown); only
+  // 4429 and 4503 (come back later) and a dropped connection are worth another try.
+  ws.onclose = (e) => {
+    if (e.code === 1000) document.getElementById("status").textContent += " (the game is over)";
+    else if (e.code < 4000 || e.code === 4429 || e.code === 4503) setTimeout(connect, e.code < 4000 ? 1000 : 3000);
+  };
 }
 connect();
 </script></body></html>

@@ -198,6 +198,22 @@ def test_the_pages_run_under_their_content_security_policy(played_web, stack_ser
     assert "content-security-policy" not in api.headers  # the API is JSON, not a page
 
 
+def test_the_watch_page_shows_a_refusal_and_does_not_knock_again(stack_services):
+    """/watch of a table that does not exist: the stream is refused (4404), the page says
+    why, and it does not reconnect every second as it does after a dropped connection."""
+    base = stack_services.http_url
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        sockets = []
+        page.on("websocket", lambda ws: sockets.append(ws.url))
+        page.goto(f"{base}/watch/no-such-table-here")
+        page.wait_for_function("() => document.getElementById('status').textContent.includes('no-such-table-here')")
+        page.wait_for_timeout(3500)
+        browser.close()
+    assert len(sockets) == 1, sockets
+
+
 def test_reload_keeps_the_seat_and_the_keyboard_plays(stack_services):
     base = stack_services.http_url
     with sync_playwright() as p:

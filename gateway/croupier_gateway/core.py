@@ -61,6 +61,7 @@ PLAYER_REPLAYS_AT_ONCE = 4
 CHECKED_ACTIONS = 50_000  # well-formed actions remembered (forgotten all at once past this)
 # Tries of a create whose table id the gateway chooses (a new id after an already_exists).
 CREATE_ATTEMPTS = 3
+GRANT_ATTEMPTS = 3  # tries to record a committed join's token (grant_seat) before a 503
 SPECTATED_KEPT = 100_000  # game ids known open to spectators (the oldest forgotten past this)
 
 class Gateway(OperatorDesk):
@@ -342,6 +343,22 @@ class Gateway(OperatorDesk):
         self.holders.forget(game_id)
         return token, claims
 
+    async def _grant_joined(self, game_id: str, seat: int, joined: int, cid: str) -> tuple[str, SeatClaims]:
+        """grant_seat for a join that is committed: its token is the only way to use or leave
+        the seat, so a Redis fault is tried again, and then answered with the command_id
+        whose retry gets the token (the gateway made one up if the caller sent none: a retry
+        with another would find the seat taken, by this join)."""
+        for attempt in range(GRANT_ATTEMPTS):
+            try:
+                return await self.grant_seat(game_id, seat, join=joined)
+            except RedisError:
+                if attempt + 1 == GRANT_ATTEMPTS:
+                    raise ApiError("unavailable", "store_unavailable",
+                                   f"seat {seat} is joined, but its token could not be recorded; retry the join "
+                                   f"with command_id {cid!r} to get it", retry_after_s=1.0) from None
+                await asyncio.sleep(0.1 * (attempt + 1))
+        raise AssertionError("unreachable")
+
     def new_table_id(self, game_type: str, request: str, command_id: Any, attempt: int = 0) -> tuple[str, str]:
         """(command id, table id) of a new table. With the caller's command_id, a retry of the
         same request names the same table (an HMAC of the request and the id), so the rules
@@ -422,7 +439,7 @@ class Gateway(OperatorDesk):
                 raise ApiError("conflict", "join_undone",
                                f"this join of seat {seat} was undone by a leave (the seat is free or someone else's "
                                "now); join again with a new command_id")
-        token, claims = await self.grant_seat(game_id, seat, join=joined)
+        token, claims = await self._grant_joined(game_id, seat, joined, cid)
         if not response.result.duplicate:  # (a duplicate's projection was confirmed above)
             await self.wait_projected(game_id, version)
         log.info("seat_joined", game_id=game_id, seat=seat)

@@ -603,3 +603,41 @@ def test_a_rooms_read_that_fails_is_tried_again_before_its_streams_fail(fake_sta
         assert (errors, heard, attempts[0]) == ([], True, True)
     else:
         assert (errors, heard, attempts) == ([0, None], False, [True] * 3)
+
+
+@pytest.mark.parametrize("faults", [1, 99], ids=["passing", "lasting"])
+def test_a_join_whose_token_cannot_be_recorded_names_the_command_id_that_gets_it(fake_stack, faults):
+    """A join without a command_id is committed, then Redis fails to record its token. A
+    passing fault is tried again; a lasting one answers 503 naming the command_id the gateway
+    made up, whose retry gets the seat's token (another would find the seat taken)."""
+    import re
+
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+        real = a.reads.set_holder
+        left = [faults]
+
+        async def flaky(*args, **kwargs):
+            if left[0] > 0:
+                left[0] -= 1
+                raise RedisConnectionError("connection reset")
+            return await real(*args, **kwargs)
+
+        a.reads.set_holder = flaky
+        try:
+            joined = await a.join(gid, 0)
+        except ApiError as exc:
+            assert (exc.kind, exc.code) == ("unavailable", "store_unavailable")
+            cid = re.search(r"command_id '([^']+)'", exc.message).group(1)
+            left[0] = 0
+            with pytest.raises(ApiError) as other:
+                await a.join(gid, 0)  # a new command_id: the seat is this join's
+            assert other.value.code == "seat_taken"
+            joined = await a.join(gid, 0, command_id=cid)
+        claims = a.signer.verify(joined["token"])
+        assert claims.seat == 0
+        return (await a.snapshot(gid, claims)).version
+
+    assert run(fake_stack, scenario) > 0

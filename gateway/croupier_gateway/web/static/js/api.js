@@ -45,9 +45,12 @@ export async function api(path, { method = "GET", token = null, body = undefined
   }
 }
 
+// A join's command_id is what takes its seat's token again on a retry, so it must not be
+// guessable: crypto.getRandomValues, which (unlike crypto.randomUUID) pages served over plain
+// HTTP have too.
 export function newId() {
-  if (globalThis.crypto && crypto.randomUUID) return crypto.randomUUID().replace(/-/g, "");
-  return Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16)).join("");
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 // Seat tokens: localStorage "croupier:seats:<game_id>" = {"<seat>": {token, player, expires_at}}.

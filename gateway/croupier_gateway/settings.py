@@ -14,6 +14,9 @@ log = structlog.get_logger("croupier.gateway")
 
 # Good enough for a laptop, useless anywhere else: the gateway warns when it signs with it.
 DEV_SIGNING_KEY = "croupier-dev-signing-key-change-me"
+# Keys anyone can read in this repository (the defaults of deploy/compose.yaml and of the k8s
+# dev overlay's Secret): seat tokens signed with them are forgeable, so they are warned about.
+PUBLIC_SIGNING_KEYS = frozenset({DEV_SIGNING_KEY, "compose-dev-signing-key-change-me", "dev-only-signing-key-not-secret"})
 
 
 def env_float(name: str, default: float, minimum: float | None = None) -> float:
@@ -130,7 +133,7 @@ class GatewaySettings:
 
     @property
     def dev_key(self) -> bool:
-        return self.signing_key == DEV_SIGNING_KEY
+        return self.signing_key in PUBLIC_SIGNING_KEYS
 
     @classmethod
     def from_env(cls) -> "GatewaySettings":
@@ -164,7 +167,8 @@ class GatewaySettings:
             command_streams=env_int("CROUPIER_GATEWAY_COMMAND_STREAMS", 1, 0) > 0,
         )
         if settings.dev_key:
-            log.warning("dev_signing_key", hint="set CROUPIER_GATEWAY_SIGNING_KEY: seat tokens are forgeable with the default")
+            log.warning("dev_signing_key", hint="set CROUPIER_GATEWAY_SIGNING_KEY: seat tokens are forgeable with a key "
+                        "published in this repository (the built-in, compose or k8s dev default)")
         if len(settings.signing_key) < 16:
             raise SettingsError("CROUPIER_GATEWAY_SIGNING_KEY must be at least 16 characters")
         if settings.previous_signing_key and len(settings.previous_signing_key) < 16:

@@ -62,7 +62,8 @@ CHECKED_ACTIONS = 50_000  # well-formed actions remembered (forgotten all at onc
 # Tries of a create whose table id the gateway chooses (a new id after an already_exists).
 CREATE_ATTEMPTS = 3
 GRANT_ATTEMPTS = 3  # tries to record a committed join's token (grant_seat) before a 503
-SPECTATED_KEPT = 100_000  # game ids known open to spectators (the oldest forgotten past this)
+SPECTATED_KEPT = 100_000
+STREAM_FULL_RETRY_S = 5.0  # Retry-After of a stream refused for the stream caps (a slot frees as a stream ends)  # game ids known open to spectators (the oldest forgotten past this)
 
 class Gateway(OperatorDesk):
     def __init__(self, settings: GatewaySettings, redis: Any, *, router: Router | None = None,
@@ -109,10 +110,12 @@ class Gateway(OperatorDesk):
         gateway or the client's address holds its maximum."""
         key = address or "?"
         if self.open_streams >= self.s.max_streams:
-            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams")
+            raise ApiError("unavailable", "too_many_streams", "this gateway serves its maximum of streams",
+                           retry_after_s=STREAM_FULL_RETRY_S)
         if self.streams_by_address.get(key, 0) >= self.s.max_streams_per_address:
             raise ApiError("unavailable", "too_many_streams_from_address",
-                           f"this address holds {self.s.max_streams_per_address} streams already")
+                           f"this address holds {self.s.max_streams_per_address} streams already",
+                           retry_after_s=STREAM_FULL_RETRY_S)
         self.open_streams += 1
         self.streams_by_address[key] = self.streams_by_address.get(key, 0) + 1
         try:

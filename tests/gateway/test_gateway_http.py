@@ -264,10 +264,11 @@ def test_a_join_done_but_answered_503_is_retried_by_the_client_and_the_seat_is_i
     from redis.exceptions import ConnectionError as RedisConnectionError
 
     from croupier_gateway.client import HttpGateway
+    from croupier_gateway.core import GRANT_ATTEMPTS
 
     gw = client.app.state.holder["gw"]
     real = gw.reads.set_holder
-    failures = {"left": 1}
+    failures = {"left": GRANT_ATTEMPTS}  # the gateway's own tries, then a 503
 
     async def set_holder(*args, **kwargs):
         if failures["left"]:
@@ -667,6 +668,7 @@ def test_a_long_poll_holds_one_of_its_addresss_stream_slots_while_it_waits(fake_
         assert gw.open_streams == 1
         second = c.get(f"/v1/tables/{gid}/view", params={"min_version": 1000, "timeout_s": 2})
         assert error(second, 503)["code"] == "too_many_streams_from_address"
+        assert second.headers["retry-after"] == "5"  # when to come back, not at once
         assert c.get(f"/v1/tables/{gid}/view").status_code == 200  # no wait, no slot
         waiting.join()
         assert gw.open_streams == 0

@@ -107,3 +107,85 @@ def test_a_fault_after_the_append_answers_retry_and_memory_is_read_back_from_the
     assert again.duplicate and version == seqs[-1]
     assert seqs == list(range(1, len(seqs) + 1))  # nothing twice, no gap
     assert not other.duplicate
+
+
+def test_a_game_whose_deadline_fails_on_a_committed_state_only_goes_without_its_timer():
+    # The game's deadline is its own code, called for each state committed or read back.
+    # Before, one that raised failed the commit's answer, then the recovery that followed,
+    # whose raise ended the partition's loop: REBUILDING for good, every game unavailable.
+    log = _logged_game(_host(), "a") + _logged_game(_host(), "b")
+    above = max(e.seq for e in log if e.game_id == "a")
+    IDLE_S = 10**10
+
+    def failing_on(host):
+        deadline = host.deadline
+
+        def failing(state):
+            if state.game_id == "a" and state.version > above:
+                raise KeyError("turn")  # as a deadline that missed a case of its game would
+            return deadline(state)
+
+        host.deadline = failing
+        return host
+
+    async def main():
+        # An idle end far off (the logged games' events are of time 0): a timer for every game.
+        owner = PartitionOwner(failing_on(_host()), 0, lambda: LogWriter(log), max_batch=256, dedupe_window=16,
+                               idle_end_after_s=IDLE_S)
+        await owner.start(lambda: list(log))
+        try:
+            moved = await _answer(owner, "a", _a_legal_move(owner, "a"), "m1")
+            other = await _answer(owner, "b", _a_legal_move(owner, "b"), "m2")
+            after = owner.status, dict(owner._deadlines), owner.games["a"].state.last_time
+        finally:
+            await owner.stop("test")
+        # A partition started from a log holding that state starts, and serves.
+        again = PartitionOwner(failing_on(_host()), 0, lambda: LogWriter(log), max_batch=256, dedupe_window=16)
+        await again.start(lambda: list(log))
+        try:
+            started = again.status, set(again._deadlines)
+            third = await _answer(again, "b", _a_legal_move(again, "b"), "m3")
+        finally:
+            await again.stop("test")
+        return moved, other, after, started, third
+
+    moved, other, (status, deadlines, last_time), started, third = asyncio.run(main())
+    assert not moved.duplicate and not other.duplicate and not third.duplicate
+    assert status == "ready"
+    assert deadlines["a"] == last_time + IDLE_S * 1000  # its idle end only, the platform's own timer
+    assert started[0] == "ready" and "a" not in started[1]
+
+
+def test_a_recovery_that_fails_lets_the_partition_go_to_be_taken_again():
+    # The recovery after a fault (which reads the log again) failed itself: before, the
+    # partition's loop ended with it, REBUILDING for good, and the replica never took it
+    # again (it looks for lost partitions only).
+    log = _logged_game(_host(), "a") + _logged_game(_host(), "b")
+    above = max(e.seq for e in log if e.game_id == "a")
+    fenced = []
+
+    def committed(game_id, state):
+        if game_id == "a" and state.version > above:
+            raise RuntimeError("a listener failed")  # every time: the recovery meets it too
+
+    async def main():
+        owner = await _owner(log, on_committed=committed, on_fenced=fenced.append)
+        try:
+            later = _a_legal_move(owner, "b")
+            with pytest.raises(Rejection) as retry:
+                await _answer(owner, "a", _a_legal_move(owner, "a"), "m1")
+            for _ in range(100):
+                if owner.status != "rebuilding":
+                    break
+                await asyncio.sleep(0.05)
+            with pytest.raises(Rejection) as moved:
+                await _answer(owner, "b", later, "m2")
+            return retry.value, owner.status, owner.games, moved.value
+        finally:
+            await owner.stop("test")
+
+    retry, status, games, moved = asyncio.run(main())
+    assert retry.kind == "unavailable"
+    assert status == "lost" and fenced == [0]
+    assert games == {}  # nothing for the next owner to adopt: it reads the log again
+    assert moved.kind == "not_owner"

@@ -496,7 +496,17 @@ class PartitionOwner:
                 if self.status != LOST:
                     self.drop_all()
                     self._deadlines.clear()
-                    await self._recover(loop)
+                    try:
+                        await self._recover(loop)
+                    except Exception:
+                        # The recovery failed too (its own fault, not the broker's, which it
+                        # waits out): the partition must not be left REBUILDING with no loop,
+                        # every game of it unavailable for good. Let it go, holding nothing
+                        # (the owner that takes it next adopts what it holds): the replica's
+                        # next reconcile takes it again, read from the log.
+                        log.exception("partition_recover_failed", partition=self.partition)
+                        self.drop_all()
+                        self._let_go()
 
     async def _process(self, loop, batch: list[Pending]) -> None:
         if self.status == LOST:
@@ -670,7 +680,16 @@ class PartitionOwner:
                 and state.idle_moves >= CLOCK_IDLE_MOVES_PER_SEAT * state.seats)
 
     def _schedule(self, game_id: str, state) -> None:
-        due = self.host.deadline(state)
+        try:
+            due = self.host.deadline(state)
+        except Exception:
+            # The game's own code (its deadline), called for a state already committed, or
+            # read back from the log: were it to raise here, the commit's answer, the
+            # partition's start or its recovery would fail with it, over and over, and every
+            # game of the partition would go unserved. This game only goes without its
+            # game's timer (its idle end, the platform's own, still applies).
+            log.exception("deadline_failed", partition=self.partition, game_id=game_id, version=state.version)
+            due = None
         idle = self._idle_due(state)
         if idle is not None:
             due = idle if due is None else min(due, idle)

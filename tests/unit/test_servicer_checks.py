@@ -212,3 +212,40 @@ def test_a_not_owner_answer_never_names_the_replica_giving_it():
     moved = asyncio.run(main())
     assert moved.code == grpc.StatusCode.UNAVAILABLE
     assert moved.rejection()[0].kind == "not_owner" and moved.rejection()[1] == ""
+
+
+def test_a_lost_partition_answers_moved_and_a_committed_create_is_answered_though_the_partition_moved_since():
+    """A partition this replica gave up (lost: revoked or fenced, its reconcile to come) is
+    answered NOT_OWNER naming the owner, as its owner's submit would, not UNAVAILABLE with no
+    owner. And a create or fork already committed is answered with its result even if its
+    partition stopped being ready meanwhile: looking its owner up again raised, and the
+    caller got UNKNOWN for a command that had committed."""
+    from croupier.rules.partition import LOST
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1))
+        gid = _id_in((0,), prefix="created")
+        owner = parts[0]
+
+        def revoked_on_commit(game_id, state):
+            if game_id == gid:
+                owner.status = LOST  # as the membership's on_revoke may, on its own thread
+
+        owner._on_committed = revoked_on_commit
+        try:
+            created = await call(svc.CreateGame, rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2,
+                                                                            command_id="c"))
+            seed_hash = owner.games[gid].state.seed_hash
+            read = await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))
+            joined = await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0,
+                                                                       command_id="j"))
+            return created, seed_hash, read, joined
+        finally:
+            await stop(parts)
+
+    created, seed_hash, read, joined = asyncio.run(main())
+    assert created.result.version == 1 and not created.result.duplicate
+    assert created.seed_hash == seed_hash != ""
+    for moved in (read, joined):
+        assert moved.code == grpc.StatusCode.UNAVAILABLE
+        assert moved.rejection()[0].kind == "not_owner" and moved.rejection()[1] == "10.0.0.9:50051"

@@ -24,7 +24,7 @@ from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
 from croupier.rules.errors import KIND_TO_STATUS, Refusal, bounded, to_proto, trailing
 from croupier.rules.metrics import RulesMetrics
 from croupier.rules.owners import OwnersTable
-from croupier.rules.partition import NOT_OWNER, READY, TIMER_ID_PREFIXES, UNAVAILABLE, Outcome, Pending
+from croupier.rules.partition import LOST, NOT_OWNER, READY, TIMER_ID_PREFIXES, UNAVAILABLE, Outcome, Pending
 from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
 from croupier.rules.snapshot import SnapshotStore
@@ -118,6 +118,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         owner = self.replica.owner_of(partition)
         if owner is None:
             raise Rejection("not_owner", f"game {game_id} (partition {partition}) is owned by another replica", NOT_OWNER)
+        if owner.status == LOST:
+            # Revoked or fenced, a reconcile to come: moved, as its owner's submit says, so
+            # the gateway looks the partition's owner up again rather than waiting here.
+            raise Rejection("not_owner", f"partition {partition} was given up by this replica", NOT_OWNER)
         if owner.status != READY:
             raise Rejection("unavailable", f"partition {partition} is {owner.status}; retry shortly", UNAVAILABLE)
         return owner, partition
@@ -158,6 +162,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             version=outcome.version, duplicate=outcome.duplicate, event_types=list(outcome.event_types),
         )
 
+    def _seed_hash(self, game_id: str) -> str:
+        """The seed hash of a game just created or forked here, for its answer ("" if memory no
+        longer holds it). Not through _owner: the command has committed, and a partition
+        revoked or recovering since must not turn its answer into an error (UNKNOWN)."""
+        owner = self.replica.owner_of(partition_for(game_id, self.replica.partitions))
+        slot = owner.games.get(game_id) if owner is not None else None
+        return slot.state.seed_hash if slot is not None else ""
+
     # -- RPCs ---------------------------------------------------------------------------
 
     async def CreateGame(self, request, context):
@@ -167,9 +179,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                                            "seed": secrets.token_hex(32)})
         if result is None:
             return rules_pb2.CreateGameResponse()
-        owner, _ = self._owner(request.game_type, request.game_id)
-        slot = owner.games.get(request.game_id)
-        return rules_pb2.CreateGameResponse(result=result, seed_hash=slot.state.seed_hash if slot else "")
+        return rules_pb2.CreateGameResponse(result=result, seed_hash=self._seed_hash(request.game_id))
 
     async def ForkGame(self, request, context):
         try:
@@ -193,9 +203,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                                    fork={"origin": origin, "seed": secrets.token_hex(32)})
         if result is None:
             return rules_pb2.ForkGameResponse()
-        owner, _ = self._owner(request.game_type, request.game_id)
-        slot = owner.games.get(request.game_id)
-        return rules_pb2.ForkGameResponse(result=result, seed_hash=slot.state.seed_hash if slot else "")
+        return rules_pb2.ForkGameResponse(result=result, seed_hash=self._seed_hash(request.game_id))
 
     async def JoinSeat(self, request, context):
         cmd = JoinSeat(seat=request.seat, player=request.player, bot=request.bot or None, entropy=request.entropy)

@@ -372,14 +372,23 @@ class Replica:
                     owner.restore(snapshot)
                     expect = restored = snapshot.last
             reached: list[int] = []
-            for env in read_partition(s.kafka, self.topic, p, start=owner.log_offset, reached=reached):
+            try:
+                for env in read_partition(s.kafka, self.topic, p, start=owner.log_offset, reached=reached):
+                    if expect is not None:
+                        if (env.game_id, env.seq, env.hash) != expect:
+                            break
+                        expect = None
+                        continue  # the snapshot's last event: its games hold it
+                    counter["events"] += 1
+                    yield env
+            except Exception:
                 if expect is not None:
-                    if (env.game_id, env.seq, env.hash) != expect:
-                        break
-                    expect = None
-                    continue  # the snapshot's last event: its games hold it
-                counter["events"] += 1
-                yield env
+                    # The read failed before the log was checked to hold the snapshot's last
+                    # event. Its games must not stay: the next try (a recovery's, or a take
+                    # that adopts them) would read on from its offset, with nothing left to
+                    # check. Dropped, the next try loads the snapshot again and checks it.
+                    owner.drop_all()
+                raise
             if expect is None:
                 owner.log_offset = reached[-1]  # read to the end, and every event folded
                 if restored is not None and self._metrics:

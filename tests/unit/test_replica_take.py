@@ -148,3 +148,39 @@ def test_a_snapshot_whose_read_failed_before_its_check_is_checked_on_the_next_tr
     assert set(held) == {"a", "b"}
     for gid in held:
         assert held[gid] == host.fold([e for e in log if e.game_id == gid])
+
+
+def test_a_take_whose_read_fails_closes_its_writer_and_keeps_the_games_it_adopted(partition):
+    # The partition was revoked and comes back: its games are adopted, and the read of what
+    # came after them fails (a stall). Before, the take's writer (made before the read) was
+    # never closed, nor its thread, and the adopted games were thrown away: the next take
+    # read the whole partition again.
+    log = partition.log
+
+    async def main():
+        replica = _replica()
+        try:
+            await replica._take(0)
+            first = replica.owner_of(0)
+            assert first is not None and first.status == READY
+            held = {gid: slot.state for gid, slot in first.games.items()}
+            await replica.revoke([0])
+            partition.failing = 1
+            await replica._take(0)
+            failed_owner = replica._suspended.get(0, (None, 0.0))[0]
+            failed_writer = partition.writers[-1]
+            closed = await asyncio.get_running_loop().run_in_executor(None, failed_writer.closed.wait, 5)
+            failed = (replica.owner_of(0), failed_owner, closed,
+                      failed_owner is not None and failed_owner._executor._shutdown)
+            await replica._take(0)  # the read works again
+            again = replica.owner_of(0)
+            return held, failed, again.status, {gid: slot.state for gid, slot in again.games.items()}
+        finally:
+            await replica.close()
+
+    held, (serving, suspended, closed, shut_down), status, after = asyncio.run(main())
+    assert serving is None and closed and shut_down
+    assert suspended is not None and {gid: slot.state for gid, slot in suspended.games.items()} == held
+    # The next take adopted them: it read only what came after them (nothing), not from 0.
+    assert status == READY and after == held
+    assert partition.starts == [0, len(log), len(log)]

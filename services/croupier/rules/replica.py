@@ -410,8 +410,12 @@ class Replica:
             await owner.start(rebuild)
         except Exception as exc:
             log.error("partition_start_failed", partition=p, error=str(exc))
-            owner.status = LOST
             self.owners.pop(p, None)
+            # As a revoke: its writer (made before the read failed) and its thread are closed,
+            # and what it holds (the games it adopted, and what it read since) is kept for
+            # the next take, which then reads only what comes after it.
+            await owner.stop("start failed")
+            self._suspended[p] = (owner, time.monotonic())
             return
         elapsed = time.perf_counter() - started
         self.last_rebuild = {"partition": p, "events": counter["events"], "seconds": round(elapsed, 3),

@@ -189,3 +189,31 @@ def test_a_recovery_that_fails_lets_the_partition_go_to_be_taken_again():
     assert status == "lost" and fenced == [0]
     assert games == {}  # nothing for the next owner to adopt: it reads the log again
     assert moved.kind == "not_owner"
+
+
+def test_a_command_whose_caller_gave_up_before_it_was_decided_is_not_appended():
+    # A caller that timed out (told to retry the same command_id) or was cancelled: its
+    # command waiting in the queue is dropped, not decided and appended for nobody. Its
+    # retry, in the same batch here, is decided afresh; another game's command is answered.
+    log = _logged_game(_host(), "a") + _logged_game(_host(), "b")
+
+    async def main():
+        owner = await _owner(log)
+        try:
+            loop = asyncio.get_running_loop()
+            move_a, move_b = _a_legal_move(owner, "a"), _a_legal_move(owner, "b")
+            before = len(log)
+            items = [Pending("a", move_a, "m1", None, loop.create_future()),
+                     Pending("a", move_a, "m1", None, loop.create_future()),
+                     Pending("b", move_b, "m2", None, loop.create_future())]
+            items[0].future.cancel()  # the caller gave up while the command waited
+            for item in items:  # one batch: the loop takes them all once it runs
+                owner.submit(item)
+            retry, other = await asyncio.wait_for(asyncio.gather(items[1].future, items[2].future), 10)
+            return retry, other, log[before:]
+        finally:
+            await owner.stop("test")
+
+    retry, other, appended = asyncio.run(main())
+    assert not retry.duplicate and not other.duplicate  # the retry was decided, not a duplicate
+    assert [(e.game_id, e.command_id) for e in appended] == [("a", "m1"), ("b", "m2")]

@@ -513,6 +513,15 @@ class PartitionOwner:
             # Revoked or fenced while these waited: the partition's next owner answers them.
             self._fail(batch, Rejection(NOT_OWNER, f"partition {self.partition} moved", NOT_OWNER))
             return
+        if any(item.future.done() for item in batch):
+            # Commands whose callers gave up before they were decided (cancelled, or timed
+            # out and told to retry the same command_id): nobody is left to answer, so they
+            # are not decided nor appended, and their retries are decided afresh. Only a done
+            # future is dropped: it can never be answered, and every command still waited
+            # for is decided below.
+            batch = [item for item in batch if not item.future.done()]
+            if not batch:
+                return
         tentative: dict[str, Slot] = {}
         in_batch: dict[tuple[str, str], Outcome] = {}
         records: list[Envelope] = []

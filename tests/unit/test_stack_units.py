@@ -162,3 +162,29 @@ def test_kafka_cluster_ids_never_look_like_an_option(monkeypatch) -> None:
     monkeypatch.setattr(kafka.uuid, "uuid4", lambda: next(draws))
     cluster_id = kafka.new_cluster_id()
     assert not cluster_id.startswith("-") and len(cluster_id) == 22
+
+
+def test_a_process_stays_ours_when_the_wall_clock_is_stepped(tmp_path: Path) -> None:
+    """A creation time is the boot time plus the start since boot, and the kernel moves the
+    boot time when the wall clock is stepped (seen here: 11 s after a VM resumed): by that
+    alone the stack's own Kafka and Redis were no longer ours, `stack down` left them running
+    and the next `stack up` found their ports taken. The start in ticks since boot decides."""
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        pidfile = PidFile(tmp_path / "x.pid")
+        pidfile.write(psutil.Process(child.pid))
+        pid, created, ticks, boot = pidfile.read()
+        assert ticks is not None and boot
+        # The same file as if written 11 s before a clock step (the creation time moved).
+        pidfile.path.write_text(f"{pid}\n{created - 11:.3f}\n{ticks}\n{boot}\n")
+        assert pidfile.owned_process() is not None
+        # Another start (a reused pid), or another boot: not ours.
+        for other in (f"{ticks + 1}\n{boot}", f"{ticks}\nanother-boot"):
+            pidfile.path.write_text(f"{pid}\n{created:.3f}\n{other}\n")
+            assert pidfile.owned_process() is None
+        # A file written before the ticks were recorded still goes by the creation time.
+        pidfile.path.write_text(f"{pid}\n{created:.3f}\n")
+        assert pidfile.owned_process() is not None
+    finally:
+        child.kill()
+        child.wait()

@@ -1,8 +1,12 @@
 """Background processes that the stack starts, and the pid files that say they are ours.
 
-A pid file holds two lines: the pid and the process's creation time. A process counts as
-ours only when both match, so a pid that the system reused for something else is never
-signalled. ``stop`` sends SIGTERM, waits, and only then SIGKILL.
+A pid file holds the pid, the process's creation time and, where /proc has them, its start
+in clock ticks since boot and the boot's id. A process counts as ours only when they match, so
+a pid that the system reused for something else is never signalled. The start in ticks is
+what is compared when it is there: a creation time is the boot time plus that start, and the
+kernel moves the boot time whenever the wall clock is stepped (NTP, a VM or laptop resumed),
+after which every process would look like someone else's, and `croupier stack down` would
+leave the stack running. ``stop`` sends SIGTERM, waits, and only then SIGKILL.
 """
 
 from __future__ import annotations
@@ -29,6 +33,27 @@ class StackError(RuntimeError):
 _CREATE_TIME_SLACK = 0.05
 
 
+def start_ticks(pid: int) -> int | None:
+    """When the process started, in clock ticks since boot (field 22 of /proc/PID/stat), which
+    no change of the wall clock moves; None where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        # The command name (field 2) is in parentheses and may hold spaces: count from after it.
+        return int(stat[stat.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def boot_id() -> str:
+    """This boot's id (a pid and its start in ticks name one process within one boot only)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
 @dataclass(frozen=True)
 class PidFile:
     path: Path
@@ -36,15 +61,23 @@ class PidFile:
     def write(self, process: psutil.Process) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(f"{process.pid}\n{process.create_time():.3f}\n")
+        started = start_ticks(process.pid)
+        boot = boot_id()
+        extra = f"{started}\n{boot}\n" if started is not None and boot else ""
+        tmp.write_text(f"{process.pid}\n{process.create_time():.3f}\n{extra}")
         tmp.replace(self.path)
 
-    def read(self) -> tuple[int, float] | None:
+    def read(self) -> tuple[int, float, int | None, str] | None:
+        """(pid, creation time, start in ticks since boot or None, boot id or "")."""
         try:
             lines = self.path.read_text().split()
-            return int(lines[0]), float(lines[1])
+            pid, created = int(lines[0]), float(lines[1])
         except (FileNotFoundError, IndexError, ValueError):
             return None
+        try:
+            return pid, created, int(lines[2]), lines[3]
+        except (IndexError, ValueError):
+            return pid, created, None, ""  # written before the ticks were recorded
 
     def exists(self) -> bool:
         return self.path.exists()
@@ -57,10 +90,14 @@ class PidFile:
         recorded = self.read()
         if recorded is None:
             return None
-        pid, created = recorded
+        pid, created, ticks, boot = recorded
         try:
             process = psutil.Process(pid)
-            if abs(process.create_time() - created) > _CREATE_TIME_SLACK:
+            now_ticks = start_ticks(pid) if ticks is not None else None
+            if now_ticks is not None:
+                if now_ticks != ticks or boot != boot_id():
+                    return None
+            elif abs(process.create_time() - created) > _CREATE_TIME_SLACK:
                 return None
             if process.status() == psutil.STATUS_ZOMBIE:
                 _reap(pid)

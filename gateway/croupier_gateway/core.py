@@ -513,19 +513,11 @@ class Gateway(OperatorDesk):
     async def _fork_listed(self, row: dict[str, Any]) -> bool:
         """Whether the public listings show a fork: only once its origins are over (as
         _check_spectator), by the read models alone (no log read for a listing)."""
-        from croupier_gateway.replay_routes import MAX_FORK_DEPTH
-
         if row["game_id"] in self._spectated:
             return True
-        origin = row["origin"]
-        for _ in range(MAX_FORK_DEPTH):
-            if not isinstance(origin, dict) or not origin.get("game_id"):
-                return True
-            meta = await self.reads.meta(str(origin["game_id"]))
-            if not meta or meta.get("status") != "over":
-                return False
-            origin = table_summary(str(origin["game_id"]), meta)["origin"]
-        return False
+        from croupier_gateway.replay_routes import origin_over
+
+        return await origin_over(self, row["origin"], read_logs=False)
 
     async def _check_spectator(self, game_id: str) -> None:
         """Refuses a spectator a fork whose origin (or the origin's origin...) is still being

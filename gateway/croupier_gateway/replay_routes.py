@@ -73,10 +73,12 @@ def fork_of_running_game() -> ApiError:
                     "once that game is over")
 
 
-async def origin_over(gw: Any, origin: Any) -> bool:
+async def origin_over(gw: Any, origin: Any, *, read_logs: bool = True) -> bool:
     """Whether every game of a fork's chain of origins is over (True for no origin: a game
     that is not a fork): read from the listings, else from the origin's log. A fork starts
-    from its origin's hands and decks, so until then it shows that game's hidden cards."""
+    from its origin's hands and decks, so until then it shows that game's hidden cards.
+    Without read_logs (a listing), by the read models alone: an origin they do not hold is
+    taken as not over, and one they hold without naming its own origin as no fork."""
     for _ in range(MAX_FORK_DEPTH):
         if not isinstance(origin, dict) or not origin.get("game_id"):
             return True
@@ -86,9 +88,16 @@ async def origin_over(gw: Any, origin: Any) -> bool:
             if meta.get("status") != "over":
                 return False
             raw = meta.get("origin") or ""
-            if raw or "origin" in meta:
-                origin = json.loads(raw) if raw else None
+            if raw or "origin" in meta or not read_logs:
+                try:
+                    origin = json.loads(raw) if raw else None
+                except ValueError:
+                    if read_logs:
+                        raise
+                    origin = None  # as table_summary reads it
                 continue
+        if not read_logs:
+            return False
         # Not in the read models (or projected before they named a fork's origin): its log.
         try:
             logged = await _log(gw, origin_id)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import types
 
 import pytest
+from confluent_kafka import TopicPartition
 from test_dedupe_window import _a_legal_move, _logged_game  # tests/unit is on sys.path
 
 import croupier.rules.replica as replica_mod
@@ -184,3 +186,55 @@ def test_a_take_whose_read_fails_closes_its_writer_and_keeps_the_games_it_adopte
     # The next take adopted them: it read only what came after them (nothing), not from 0.
     assert status == READY and after == held
     assert partition.starts == [0, len(log), len(log)]
+
+
+def test_a_partition_is_handed_on_only_once_the_writer_being_made_for_it_is_made(partition, monkeypatch):
+    # The group revokes a partition while this replica's writer of it is still being made
+    # (init_transactions, which fences every earlier writer of the partition). Before, the
+    # revocation returned at once, the next owner made its writer, and ours, finished later,
+    # fenced it: the next owner's first commands failed. Now the revocation (run by the
+    # membership's thread) waits for the writer being made, and no writer is made after it.
+    made, release = threading.Event(), threading.Event()
+    plain = partition.writer
+
+    def slow_writer(kafka, topic, p):
+        made.set()
+        release.wait(10)
+        return plain(kafka, topic, p)
+
+    monkeypatch.setattr(replica_mod, "PartitionWriter", slow_writer)
+    member = types.SimpleNamespace(topic=TOPIC, abandoned=False, _paused=set(), stop=lambda: None,
+                                   join=lambda timeout=None: None)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        replica = _replica()
+        member.replica = replica
+        replica.membership = member  # writers are made only for partitions the group assigns
+        replica.assigned = frozenset({0})
+        try:
+            take = asyncio.create_task(replica._take(0))
+            assert await loop.run_in_executor(None, made.wait, 5)
+            given_up = threading.Event()
+
+            def revoke():  # the membership's on_revoke, on its own thread
+                replica_mod.Membership._give_up(member, [TopicPartition(TOPIC, 0)])
+                given_up.set()
+
+            threading.Thread(target=revoke, daemon=True).start()
+            waited = not await loop.run_in_executor(None, given_up.wait, 0.5)
+            release.set()
+            await take
+            handed_on = await loop.run_in_executor(None, given_up.wait, 5)
+            writers = len(partition.writers)
+            # A take queued before the revocation (a reconcile's) makes no writer any more.
+            await replica._take(0)
+            return waited, handed_on, writers, len(partition.writers), replica.owner_of(0)
+        finally:
+            release.set()
+            await replica.close()
+
+    waited, handed_on, writers_then, writers_after, serving = asyncio.run(main())
+    assert waited, "the revocation returned while the partition's writer was still being made"
+    assert handed_on and writers_then == 1
+    assert writers_after == writers_then and serving is None

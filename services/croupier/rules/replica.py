@@ -28,7 +28,14 @@ from croupier.rules.pace import CommitPace
 from croupier.rules.partition import LOST, READY, PartitionOwner
 from croupier.rules.settings import RulesSettings
 from croupier.rules.snapshot import Snapshot, SnapshotStore, decode, fingerprint
-from croupier.rules.store import RDKAFKA_LOG, PartitionWriter, rdkafka_detail, read_partition, wait_for_partitions
+from croupier.rules.store import (
+    FINISH_TIMEOUT_MS,
+    RDKAFKA_LOG,
+    PartitionWriter,
+    rdkafka_detail,
+    read_partition,
+    wait_for_partitions,
+)
 
 log = structlog.get_logger("croupier.rules")
 
@@ -37,6 +44,14 @@ MEMBERSHIP_CHECK_S = 2.0
 SUSPENDED_KEEP_S = 120.0
 # How long a closing replica lets a snapshot under way finish (compress, store).
 SNAPSHOT_FINISH_S = 10.0
+# How long giving a partition up waits for a writer of it still being made (its
+# init_transactions gives up after FINISH_TIMEOUT_MS): the group hands the partition on only
+# after that, so the late writer cannot fence the next owner's.
+WRITER_GATE_WAIT_S = FINISH_TIMEOUT_MS / 1000 + 5.0
+
+
+class NotAssigned(RuntimeError):
+    """A writer was asked for a partition the group no longer gives this replica."""
 
 
 def _close_quietly(consumer) -> None:
@@ -143,6 +158,9 @@ class Membership(threading.Thread):
             owner = self.replica.owners.get(p)
             if owner is not None:
                 owner.status = LOST  # an append under way is fenced by the next owner anyway
+        # Not handed on while a writer of ours is still being made: its init_transactions,
+        # finishing after the next owner's, would fence that owner's writer.
+        self.replica.wait_for_writers(gone)
         if gone:
             # The group may give the same partitions straight back (a rebalance after the
             # broker restarted does): the assignment then looks unchanged, and without this
@@ -225,6 +243,9 @@ class Replica:
         # another replica would fence that replica's writer.
         self.assigned: frozenset[int] = frozenset()
         self.membership: Membership | None = None
+        # One lock a partition, held while a writer of it is made (its init_transactions
+        # fences every earlier writer of the partition): see _new_writer and wait_for_writers.
+        self._writer_gates: dict[int, threading.Lock] = {}
         self.last_rebuild: dict[str, float] = {}
         # By default (append_threads 0) each partition commits on its own thread: librdkafka
         # waits for the broker without the GIL, so the partitions' transactions overlap.
@@ -278,10 +299,6 @@ class Replica:
                 continue
             old.abandoned = True
             old.stop()
-            # Leave the group if the old consumer still can (else the broker expires it), so
-            # the group's next rebalance does not wait for a member that will never rejoin.
-            threading.Thread(target=_close_quietly, args=(old.consumer,), name="close-stalled-membership",
-                             daemon=True).start()
             self.membership = fresh
             # The old consumer's partitions go back to the group as it closes (or when the
             # broker expires it), maybe to another replica: stop commands to them at once.
@@ -290,8 +307,17 @@ class Replica:
             for owner in self.owners.values():
                 owner.status = LOST
             self.dirty = True
+            # Leave the group if the old consumer still can (else the broker expires it), so
+            # the group's next rebalance does not wait for a member that will never rejoin;
+            # once no writer of ours is still being made (as on a revocation).
+            threading.Thread(target=self._leave_with, args=(old.consumer,), name="close-stalled-membership",
+                             daemon=True).start()
             fresh.start()
             log.info("membership_restarted")
+
+    def _leave_with(self, consumer) -> None:
+        self.wait_for_writers(list(self._writer_gates))
+        _close_quietly(consumer)
 
     async def close(self) -> None:
         watchdog = getattr(self, "_watchdog", None)
@@ -342,7 +368,7 @@ class Replica:
         s = self.settings
         previous = self._suspended.pop(p, (None, 0.0))[0]
         owner = PartitionOwner(
-            self.host, p, lambda p=p: PartitionWriter(s.kafka, self.topic, p),
+            self.host, p, lambda p=p: self._new_writer(p),
             max_batch=s.max_batch, dedupe_window=s.dedupe_window,
             on_committed=self.on_committed, metrics=self._metrics, on_fenced=self._fenced,
             still_assigned=lambda p=p: self.membership is None or p in self.assigned,
@@ -409,7 +435,10 @@ class Replica:
         try:
             await owner.start(rebuild)
         except Exception as exc:
-            log.error("partition_start_failed", partition=p, error=str(exc))
+            if isinstance(exc, NotAssigned):  # revoked while it was taken: nothing failed
+                log.info("partition_take_dropped", partition=p, reason=str(exc))
+            else:
+                log.error("partition_start_failed", partition=p, error=str(exc))
             self.owners.pop(p, None)
             # As a revoke: its writer (made before the read failed) and its thread are closed,
             # and what it holds (the games it adopted, and what it read since) is kept for
@@ -425,6 +454,30 @@ class Replica:
             self._publish(p, "ready")
         if self._metrics:
             self._metrics.owned_partitions.set(len(self.owners))
+
+    def _new_writer(self, p: int) -> PartitionWriter:
+        """A writer of partition p (on the partition's thread), made only while the group gives
+        us p. Giving p up marks it unassigned first and then waits for the writer being made,
+        if any (wait_for_writers): a writer whose init_transactions finished after the next
+        owner's would fence that owner's, and its first commands would fail."""
+        gate = self._writer_gates.setdefault(p, threading.Lock())
+        with gate:
+            if self.membership is not None and p not in self.assigned:
+                raise NotAssigned(f"partition {p} is no longer assigned to this replica")
+            return PartitionWriter(self.settings.kafka, self.topic, p)
+
+    def wait_for_writers(self, parts, timeout: float = WRITER_GATE_WAIT_S) -> None:
+        """Wait (on the calling thread) until no writer of these partitions is being made;
+        called after they were marked unassigned, so none is made after this returns."""
+        deadline = time.monotonic() + timeout
+        for p in parts:
+            gate = self._writer_gates.get(p)
+            if gate is None:
+                continue
+            if gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                gate.release()
+            else:
+                log.warning("writer_still_starting", partition=p, waited_s=timeout)
 
     def load_snapshot(self, p: int) -> Snapshot | None:
         """Partition p's stored snapshot if it is one this code can start from (the log check

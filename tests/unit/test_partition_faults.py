@@ -14,6 +14,7 @@ import threading
 import pytest
 from test_dedupe_window import _a_legal_move, _host, _logged_game  # tests/unit is on sys.path
 
+import croupier.rules.partition as partition_mod
 from croupier.engine.contract import Rejection
 from croupier.rules.partition import PartitionOwner, Pending
 
@@ -217,3 +218,48 @@ def test_a_command_whose_caller_gave_up_before_it_was_decided_is_not_appended():
     retry, other, appended = asyncio.run(main())
     assert not retry.duplicate and not other.duplicate  # the retry was decided, not a duplicate
     assert [(e.game_id, e.command_id) for e in appended] == [("a", "m1"), ("b", "m2")]
+
+
+def test_a_partition_with_its_queue_full_refuses_more_at_once_and_serves_what_it_holds(monkeypatch):
+    # A flood of commands for one partition: before, each was queued however many waited,
+    # memory grew without bound, and each waited only to time out before its turn. Past
+    # MAX_QUEUED a command is refused at once, retryable, and nothing of it is appended; the
+    # commands held are all answered.
+    monkeypatch.setattr(partition_mod, "MAX_QUEUED", 3)
+    log = _logged_game(_host(), "a")
+    release = threading.Event()
+
+    class SlowWriter(LogWriter):
+        def append(self, envelopes) -> None:
+            release.wait(10)
+            super().append(envelopes)
+
+    async def main():
+        owner = PartitionOwner(_host(), 0, lambda: SlowWriter(log), max_batch=1, dedupe_window=16)
+        await owner.start(lambda: list(log))
+        loop = asyncio.get_running_loop()
+        try:
+            move = _a_legal_move(owner, "a")
+            held = []
+            # The first is taken into a batch (its append waits); three more fill the queue.
+            for i in range(4):
+                held.append(Pending("a", move, f"c{i}", None, loop.create_future()))
+                owner.submit(held[-1])
+                await asyncio.sleep(0.05)
+            with pytest.raises(Rejection) as refused:
+                owner.submit(Pending("a", move, "c4", None, loop.create_future()))
+            before = len(log)
+            release.set()
+            answers = await asyncio.gather(*(asyncio.wait_for(p.future, 10) for p in held), return_exceptions=True)
+            return refused.value, before, answers
+        finally:
+            release.set()
+            await owner.stop("test")
+
+    refused, before, answers = asyncio.run(main())
+    assert (refused.code, refused.kind) == ("partition_busy", "unavailable")
+    assert "retry" in refused.message
+    # Every command held was answered (the first applied, the same move after it refused as
+    # illegal or applied, but answered either way), and none was left waiting.
+    assert len(answers) == 4 and all(not isinstance(a, asyncio.TimeoutError) for a in answers)
+    assert not isinstance(answers[0], BaseException) and answers[0].first_seq == before + 1

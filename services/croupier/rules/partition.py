@@ -69,6 +69,13 @@ EVENT_TYPE_TUPLES_KEPT = 4096
 
 REBUILDING, READY, LOST = "rebuilding", "ready", "lost"
 
+# Callers' commands a partition holds waiting for their batch, at most: more is refused at
+# once, `partition_busy` (retryable), rather than queued. Far above what a replica's peak
+# keeps waiting (about one command a game in flight); a flood beyond it would otherwise grow
+# memory without bound, each command only to time out (the service's COMMAND_TIMEOUT_S)
+# before its turn. The owner's own timer commands are not counted against it.
+MAX_QUEUED = 5000
+
 # The command ids of the owner's own commands: an idle end is `idle:{version}`, a Tick
 # `tick:{version}:{due}`. A caller's command_id may not start so (the service refuses it,
 # `reserved_command_id`): a JoinSeat sent as `idle:2` was taken for the idle end's retry, and
@@ -430,6 +437,9 @@ class PartitionOwner:
         if self.status != READY:
             raise Rejection(UNAVAILABLE if self.status == REBUILDING else NOT_OWNER,
                             f"partition {self.partition} is {self.status}", UNAVAILABLE if self.status == REBUILDING else NOT_OWNER)
+        if self._queue.qsize() >= MAX_QUEUED:
+            raise Rejection("partition_busy", f"partition {self.partition} has {MAX_QUEUED} commands waiting; "
+                            "retry the same command_id shortly", UNAVAILABLE)
         self._queue.put_nowait(item)
         if self._last_arrival is not None:
             gap = item.enqueued - self._last_arrival

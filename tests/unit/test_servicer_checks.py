@@ -249,3 +249,63 @@ def test_a_lost_partition_answers_moved_and_a_committed_create_is_answered_thoug
     for moved in (read, joined):
         assert moved.code == grpc.StatusCode.UNAVAILABLE
         assert moved.rejection()[0].kind == "not_owner" and moved.rejection()[1] == "10.0.0.9:50051"
+
+
+def test_a_fork_is_made_off_the_event_loop_and_a_too_large_one_is_refused_before_it_queues(monkeypatch):
+    """A fork is its origin's whole log folded and carried in one record: for a long origin
+    ~0.2 s of work, which on the partition's loop held every other game of the replica. It
+    is made on a worker thread now; the loop only decides whether it may be made (its id
+    free) and appends it. One too large to record is refused there too, never queued."""
+    import threading
+
+    from test_dedupe_window import _logged_game
+
+    from croupier.engine import registry
+    from croupier.engine.table import TableHost
+    from croupier.rules import service
+
+    host = TableHost(registry.get(GAME))
+    origin_id = "origin"
+    log = _logged_game(host, origin_id)
+    at = log[-1].seq  # the end of the join that started the game
+    monkeypatch.setattr(service, "read_game", lambda settings, game_id, game_types, settle_s=5.0:
+                        [env for env in log if env.game_id == game_id])
+    made_on: list[tuple[str, int]] = []
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1, 2, 3))
+        fork, fold = svc.host.fork, svc.host.fold
+
+        def fork_spy(game_id, *args, **kwargs):
+            made_on.append(("fork", threading.get_ident()))
+            return fork(game_id, *args, **kwargs)
+
+        def fold_spy(envelopes, state=None):
+            envelopes = list(envelopes)
+            if envelopes and envelopes[0].type == "TableCreated" and envelopes[0].game_id.startswith("fork"):
+                made_on.append(("fold", threading.get_ident()))
+            return fold(envelopes, state)
+
+        svc.host.fork, svc.host.fold = fork_spy, fold_spy
+        try:
+            forked = await call(svc.ForkGame, rules_pb2.ForkGameRequest(
+                game_type=GAME, game_id=_id_in((0, 1, 2, 3), prefix="fork"), origin_game_id=origin_id, at_seq=at,
+                command_id="f1"))
+            small = _id_in((1,), prefix="forksmall")
+            queued = []
+            submit = parts[1].submit
+            parts[1].submit = lambda item: (queued.append(item.command_id), submit(item))[1]
+            parts[1]._max_record = 200  # far below the fork's one record
+            too_large = await call(svc.ForkGame, rules_pb2.ForkGameRequest(
+                game_type=GAME, game_id=small, origin_game_id=origin_id, at_seq=at, command_id="f2"))
+            return forked, too_large, queued, parts[1].games.get(small)
+        finally:
+            await stop(parts)
+
+    forked, too_large, queued, held = asyncio.run(main())
+    assert not hasattr(forked, "code"), (forked.code, forked.details)
+    assert forked.result.version == 2 and forked.seed_hash
+    assert {what for what, _ in made_on} == {"fork", "fold"}
+    assert threading.main_thread().ident not in {thread for _, thread in made_on}, "a fork was made on the loop"
+    assert too_large.code == grpc.StatusCode.INVALID_ARGUMENT and too_large.rejection()[0].code == "too_large"
+    assert queued == [] and held is None

@@ -188,19 +188,27 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             _check_game_type(request.game_type, self.s.game)
             _check_id("origin_game_id", request.origin_game_id)
             _check_command_id(request.command_id)
-            self._owner(request.game_type, request.game_id)
-            origin = await self._read_log("the origin", lambda: read_game(self.s.kafka, request.origin_game_id,
-                                                                           [self.s.game]))
-            if not origin:
-                raise Rejection("no_such_game", f"no game {request.origin_game_id}", NOT_FOUND)
-            if not 1 <= request.at_seq <= origin[-1].seq:
-                raise Rejection("bad_seq", f"at_seq must be 1..{origin[-1].seq}", "malformed")
-            origin = [env for env in origin if env.seq <= request.at_seq]
+            owner, _ = self._owner(request.game_type, request.game_id)
+            seed = secrets.token_hex(32)
+
+            def read_and_prepare():
+                # On a worker thread: the origin's log, and the fork made of it (a fold of
+                # every origin event and a record as large; see PreparedFork).
+                origin = read_game(self.s.kafka, request.origin_game_id, [self.s.game])
+                if not origin:
+                    raise Rejection("no_such_game", f"no game {request.origin_game_id}", NOT_FOUND)
+                if not 1 <= request.at_seq <= origin[-1].seq:
+                    raise Rejection("bad_seq", f"at_seq must be 1..{origin[-1].seq}", "malformed")
+                origin = [env for env in origin if env.seq <= request.at_seq]
+                return origin, owner.prepare_fork(request.game_id, origin, seed, request.command_id)
+
+            origin, prepared = await self._read_log("the origin", read_and_prepare)
         except Rejection as exc:
+            self.metrics.commands.labels(self.s.game, "ForkGame", exc.kind).inc()
             await self._abort(context, exc, self._owner_address(exc, request.game_id))
             return rules_pb2.ForkGameResponse()
         result = await self._write("ForkGame", context, request.game_type, request.game_id, request.command_id,
-                                   fork={"origin": origin, "seed": secrets.token_hex(32)})
+                                   fork={"origin": origin, "seed": seed, "prepared": prepared})
         if result is None:
             return rules_pb2.ForkGameResponse()
         return rules_pb2.ForkGameResponse(result=result, seed_hash=self._seed_hash(request.game_id))

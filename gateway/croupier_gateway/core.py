@@ -36,7 +36,7 @@ from croupier_gateway.holders import HolderCache
 from croupier_gateway.metrics import GatewayMetrics
 from croupier_gateway.operators import OperatorDesk
 from croupier_gateway.ratelimit import RateLimiter
-from croupier_gateway.reads import ReadStore, SeatTaken, Snapshot, holds, table_summary
+from croupier_gateway.reads import ReadStore, SeatTaken, Snapshot, holds, left_by, table_summary
 from croupier_gateway.routing import Router
 from croupier_gateway.settings import GatewaySettings
 from croupier_gateway.tokens import SeatClaims, TokenError, TokenSigner
@@ -64,6 +64,18 @@ CREATE_ATTEMPTS = 3
 GRANT_ATTEMPTS = 3  # tries to record a committed join's token (grant_seat) before a 503
 SPECTATED_KEPT = 100_000
 STREAM_FULL_RETRY_S = 5.0  # Retry-After of a stream refused for the stream caps (a slot frees as a stream ends)  # game ids known open to spectators (the oldest forgotten past this)
+
+
+class SeatLost(ApiError):
+    """seat_claims' refusal of a token that verifies, for this table, but no longer holds its
+    seat: the 401 every caller gets, with the claims and the seat's holder record (None: no
+    record) for a caller that answers some of these itself (Gateway.leave)."""
+
+    def __init__(self, claims: SeatClaims, record: str | None):
+        super().__init__("unauthenticated", "unauthenticated", "this token no longer holds its seat")
+        self.claims = claims
+        self.record = record
+
 
 class Gateway(OperatorDesk):
     def __init__(self, settings: GatewaySettings, redis: Any, *, router: Router | None = None,
@@ -181,11 +193,11 @@ class Gateway(OperatorDesk):
             # The record may lag the log (a leave whose record failed, the next join not
             # recorded yet): the read models, which name the join that holds the seat, decide.
             if not holds(version, joined, claims.join):
-                raise unauthenticated("this token no longer holds its seat")
+                raise SeatLost(claims, holder)
             self.holders.put(game_id, claims.seat, holder, stamp, read_at)
         else:
             if holder is not None or not claims.join:
-                raise unauthenticated("this token no longer holds its seat")
+                raise SeatLost(claims, holder)
             # No record at all (Redis lost its data): the read models, rebuilt from the log,
             # name the join that holds the seat; a token of that join still holds it. Until
             # they show that join (a rebuild under way) the answer is "retry", not "no".
@@ -194,7 +206,7 @@ class Gateway(OperatorDesk):
                 raise ApiError("unavailable", "seats_restoring", "this table's seats are being restored; retry shortly",
                                retry_after_s=1.0)
             if joined != claims.join:
-                raise unauthenticated("this token no longer holds its seat")
+                raise SeatLost(claims, holder)
         return claims
 
     # -- games ----------------------------------------------------------------------------
@@ -465,7 +477,20 @@ class Gateway(OperatorDesk):
     async def leave(self, token: str | None, game_id: str, seat: Any, command_id: Any = None) -> dict[str, Any]:
         check_game_id(game_id)
         seat = check_seat(seat)
-        claims = await self.seat_claims(token, game_id)
+        try:
+            claims = await self.seat_claims(token, game_id)
+        except SeatLost as exc:
+            # The seat's record says this very token left it (left_mark): this is a retry of
+            # that leave whose answer was lost (a dropped connection, a timeout), and it gets
+            # that answer again. Anything else (another holder, no record, the bare mark of an
+            # earlier gateway, which does not say whose leave it was) stays a 401.
+            left = left_by(exc.record)
+            if exc.claims.seat != seat or left is None or left[0] != exc.claims.jti:
+                raise
+            version = left[1]
+            await self.wait_projected(game_id, version)
+            log.info("seat_leave_repeated", game_id=game_id, seat=seat)
+            return {"game_id": game_id, "seat": seat, "version": version, "duplicate": True}
         if claims.seat != seat:
             raise forbidden("wrong_seat", "this token is for another seat")
         game_type = await self.game_type_of(game_id)
@@ -473,11 +498,11 @@ class Gateway(OperatorDesk):
         request = rules_pb2.LeaveSeatRequest(game_type=game_type, game_id=game_id, seat=seat,
                                              command_id=f"leave:{seat}:{cid}")
         response = await self._call(game_type, game_id, "LeaveSeat", request)
-        await self.reads.drop_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
-        self.holders.forget(game_id)
         version = int(response.result.version)
+        await self.reads.drop_holder(game_id, seat, claims.jti, self.s.token_ttl_s, version=version)
+        self.holders.forget(game_id)
         await self.wait_projected(game_id, version)
-        return {"game_id": game_id, "seat": seat, "version": version}
+        return {"game_id": game_id, "seat": seat, "version": version, "duplicate": bool(response.result.duplicate)}
 
     # -- play -----------------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ from croupier.projector import feed
 from croupier_gateway.errors import unauthenticated
 from croupier_gateway.feed import FeedHub, Watch
 from croupier_gateway.holders import HolderCache
-from croupier_gateway.reads import LEFT, SPECTATOR, ReadStore, Snapshot, _text, holds
+from croupier_gateway.reads import SPECTATOR, ReadStore, Snapshot, _text, holds, is_left
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -223,7 +223,7 @@ class Room(Watch):
             vouched = {(v.seat, v.jti) for v in viewers
                        if v.jti is not None and holds(version, joined_of.get(v.seat), v.join)}
             for seat, jti in holder_of.items():
-                if jti is not None and jti != LEFT and (seat, jti) in vouched:
+                if jti is not None and not is_left(jti) and (seat, jti) in vouched:
                     holders.put(self.game_id, seat, jti, stamp, read_at)
         for v in viewers:
             # No record at all (Redis lost its data) proves nothing: the commands' own check

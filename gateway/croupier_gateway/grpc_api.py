@@ -138,7 +138,8 @@ class GatewayServicer:
 
     async def LeaveTable(self, request, context, token):
         out = await self.gw.leave(token, request.game_id, request.seat, request.command_id or None)
-        return gateway_pb2.LeaveTableResponse(**out)
+        # LeaveTableResponse has no `duplicate`: a retry of a leave gets the first one's fields.
+        return gateway_pb2.LeaveTableResponse(game_id=out["game_id"], seat=out["seat"], version=out["version"])
 
     async def RenewSeat(self, request, context, token):
         return gateway_pb2.RenewSeatResponse(**await self.gw.renew_seat(token, request.game_id, request.seat))

@@ -136,6 +136,8 @@ class LeftOut(BaseModel):
     game_id: str
     seat: int
     version: int
+    duplicate: bool = Field(default=False, description="A retry of a leave already made (its answer was lost): "
+                            "the first leave's version again, nothing changed")
 
 
 class ViewOut(BaseModel):

@@ -21,7 +21,8 @@ from croupier.projector.keys import Keys
 from croupier_gateway.feed import SEATS
 
 SPECTATOR = "spectator"
-LEFT = "-"  # the seat holder record of a seat that was left
+LEFT = "-"  # the seat holder record of a seat that was left, as gateways before left_mark wrote it
+LEFT_PREFIX = "left:"  # the record of a seat that was left: left:{jti}:{version} (left_mark)
 
 
 class SeatTaken(Exception):
@@ -36,6 +37,30 @@ def holds(version: int | None, joined: int | None, join: int) -> bool:
     naming `joined` as the seat's join: until they show that join (version below it) they
     prove nothing, nor does a record they lack."""
     return not join or version is None or version < join or joined is None or joined == join
+
+
+def left_mark(jti: str, version: int) -> str:
+    """The seat holder record of a seat whose holder `jti` left it, committed at `version`:
+    a retry of that leave (its answer lost) is answered from it. A jti never holds ":"
+    (secrets.token_urlsafe), so no holder's record is ever taken for a leave's."""
+    return f"{LEFT_PREFIX}{jti}:{int(version)}"
+
+
+def left_by(raw: str | None) -> tuple[str, int] | None:
+    """(jti, version) of the leave a holder record names; None for a holder, no record, or the
+    bare LEFT of an earlier gateway (a leave, but whose is not known)."""
+    if raw is None or not raw.startswith(LEFT_PREFIX):
+        return None
+    jti, sep, version = raw[len(LEFT_PREFIX):].rpartition(":")
+    if not sep or not jti or not version.isdigit():
+        return None
+    return jti, int(version)
+
+
+def is_left(raw: str | None) -> bool:
+    """Whether a holder record marks the seat left: left_mark's form, or the bare LEFT that
+    gateways before it wrote (still in Redis during a rolling upgrade)."""
+    return raw is not None and (raw == LEFT or raw.startswith(LEFT_PREFIX))
 
 
 def _int(raw: Any) -> int | None:
@@ -231,7 +256,8 @@ class ReadStore:
         await pipe.execute()
 
     async def holder(self, game_id: str, seat: int) -> str | None:
-        """The jti holding the seat; LEFT after a leave; None when nothing is recorded."""
+        """The jti holding the seat; after a leave, a record is_left() tells (left_by() names
+        the jti that left and the version of its leave); None when nothing is recorded."""
         value = await self.r.hget(self.seats_key(game_id), str(seat))
         return _text(value) if value is not None else None
 
@@ -252,12 +278,15 @@ class ReadStore:
         except ValueError:
             return 0, 0
 
-    async def drop_holder(self, game_id: str, seat: int, jti: str, ttl_s: int) -> bool:
-        """Mark the seat left, if `jti` still holds it (or nothing is recorded), and say so on the
-        feed; False if another token holds it now. Read and written under WATCH: in two plain
-        steps, a join of the seat landing between them was overwritten with the leave, and its
-        holder's token refused for good. A mark, not a deletion: with no record the gateway would fall
-        back to the read models, which may not show the leave yet."""
+    async def drop_holder(self, game_id: str, seat: int, jti: str, ttl_s: int, *, version: int) -> bool:
+        """Mark the seat left by `jti` at `version` (the leave's committed version: left_mark), if
+        `jti` still holds it (or nothing is recorded), and say so on the feed; False if the record
+        names anything else now (another token, a leave), which is left as it is. Read and
+        written under WATCH: in two plain steps, a join of the seat landing between them was
+        overwritten with the leave, and its holder's token refused for good. A mark, not a
+        deletion: with no record the gateway would fall back to the read models, which may not
+        show the leave yet; and the mark names the token and version, so that a retry of this
+        leave gets its answer again (Gateway.leave)."""
         key = self.seats_key(game_id)
         async with self.r.pipeline(transaction=True) as pipe:
             while True:
@@ -269,7 +298,7 @@ class ReadStore:
                         return False
                     fresh = current is None
                     pipe.multi()
-                    pipe.hset(key, str(seat), LEFT)
+                    pipe.hset(key, str(seat), left_mark(jti, version))
                     if fresh:  # Redis lost the record (or never had it): this one expires too
                         pipe.expire(key, ttl_s, nx=True)
                     pipe.publish(self.k.feed(game_id), SEATS)

@@ -15,6 +15,7 @@ from croupier.projector import feed
 from croupier_gateway.core import Gateway
 from croupier_gateway.errors import ApiError
 from croupier_gateway.feed import Watch
+from croupier_gateway.reads import LEFT, is_left, left_by, left_mark
 from croupier_gateway.tokens import TokenError, TokenSigner
 
 OP = {"authorization": "Bearer op-secret"}
@@ -139,6 +140,53 @@ def test_a_seats_message_retires_the_cache_and_nothing_is_cached_without_a_live_
         return True
 
     assert run(fake_stack, scenario)
+
+
+def test_a_seat_holders_record_tells_a_holder_from_a_leave_and_whose_leave_it_was():
+    mark = left_mark("Ab-_9xYz0123abcd", 17)
+    assert left_by(mark) == ("Ab-_9xYz0123abcd", 17) and is_left(mark)
+    assert is_left(LEFT) and left_by(LEFT) is None  # an earlier gateway's mark: left, by whom unknown
+    for record in (None, "Ab-_9xYz0123abcd"):  # nothing recorded, a holder
+        assert not is_left(record) and left_by(record) is None
+    for record in ("left:", "left:x:", "left::3", "left:x:y"):  # not a mark this gateway writes
+        assert left_by(record) is None
+
+
+@pytest.mark.parametrize("form", ["earlier", "current"])
+def test_a_seat_marked_left_ends_its_tokens_stream_and_refuses_it(fake_stack, form):
+    """Either form of the mark (the bare "-" of an earlier gateway, still in Redis during a
+    rolling upgrade, or left:{jti}:{version}) ends the stream of the token that held the
+    seat and refuses it (the cache does not keep it either), though the read models still
+    name its join."""
+    _, _, sredis, _ = fake_stack
+
+    async def scenario(a: Gateway):
+        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
+        t0 = (await a.join(gid, 0))["token"]
+        c0 = a.signer.verify(t0)
+        got: list = []
+        ended: list = []
+
+        async def follow():
+            try:
+                async for snap in a.updates(gid, c0, 0):
+                    got.append(snap)
+            except ApiError as exc:
+                ended.append(exc)
+
+        task = asyncio.create_task(follow())
+        await until(lambda: got and a.hub.stamp(a.keys.feed(gid)) is not None, "the seat's first view")
+        assert (await a.seat_claims(t0, gid)).seat == 0
+        assert a.holders.get(gid, 0) == c0.jti  # cached while the feed is live
+        sredis.hset(a.reads.seats_key(gid), "0", LEFT if form == "earlier" else left_mark(c0.jti, got[-1].version))
+        sredis.publish(a.keys.feed(gid), "seats")
+        await asyncio.wait_for(task, 10)
+        assert a.holders.get(gid, 0) is None
+        return ended, await refused(a, t0, gid)
+
+    ended, refused_after = run(fake_stack, scenario, stream_poll_s=30.0)
+    assert ended and ended[0].kind == "unauthenticated"
+    assert refused_after
 
 
 def test_this_gateways_own_leave_refuses_the_token_at_once(fake_stack):

@@ -370,3 +370,29 @@ def test_a_play_stream_that_never_sends_start_is_closed(fake_stack):
 
     code, details = serve_and(fake_stack, scenario)
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "did not come within" in details
+
+
+def test_a_leave_retried_over_grpc_gets_the_first_answer_and_a_left_seat_stays_refused(fake_stack):
+    """The gRPC LeaveTable is the same leave: its retry (the answer lost) gets the first
+    answer (its message has no `duplicate`), and nothing is left twice."""
+    router = fake_stack[3]
+
+    async def scenario(client, _):
+        gid = (await client.create_table("pebbles", 3))["game_id"]
+        t0 = (await client.join(gid, 0, player="a"))["token"]
+        first = await client.leave(gid, 0, t0)
+        again = await client.leave(gid, 0, t0)
+        t0b = (await client.join(gid, 0, player="b"))["token"]
+        try:
+            await client.leave(gid, 0, t0)
+            refused = None
+        except GatewayError as exc:
+            refused = (exc.status, exc.code)
+        view = await client.view(gid, t0b)
+        return first, again, refused, view
+
+    first, again, refused, view = serve_and(fake_stack, scenario)
+    assert again == first
+    assert refused == (401, "unauthenticated")
+    assert view["seat"] == 0
+    assert sum(method == "LeaveSeat" for method, _ in router.calls) == 1

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
 import pytest
 
 from croupier.engine.contract import Rejection
+from croupier.v1 import rules_pb2
 
 OP = {"authorization": "Bearer op-secret"}
 
@@ -230,6 +232,102 @@ def test_leave_frees_the_seat_and_its_token_stops_working(client):
     t0b = client.post(f"/v1/tables/{gid}/seats/0", json={}).json()["token"]
     assert error(client.get(f"/v1/tables/{gid}/view", headers=bearer(t0)), 401)
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(t0b)).json()["seat"] == 0
+
+
+def leave(client, gid, seat, token, command_id=None):
+    body = {"command_id": command_id} if command_id else None
+    return client.request("DELETE", f"/v1/tables/{gid}/seats/{seat}", headers=bearer(token), json=body)
+
+
+def committed_leaves(router, gid):
+    """(LeaveSeat calls that reached the rules service, SeatLeft events in the game's log)."""
+    calls = sum(method == "LeaveSeat" for method, _ in router.calls)
+    return calls, sum(env.type == "SeatLeft" for env in router.tables[gid].log.read(gid))
+
+
+def test_a_leave_whose_answer_was_lost_gets_the_same_answer_when_retried(client, fake_stack):
+    """The leave is committed and the seat marked left, then its answer is lost (the client's
+    connection drops, a timeout). Before, the retry (same token, same command_id) was refused
+    401 "this token no longer holds its seat": the seat's record was a bare "-", which did not
+    say whose leave it was. It names the token and the leave's version now, and the retry gets
+    the first answer again, marked duplicate, without a second leave."""
+    router = fake_stack[3]
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    client.post(f"/v1/tables/{gid}/seats/1", json={"player": "b"})
+    first = leave(client, gid, 0, t0, "leave-a")  # its answer never reaches the client
+    assert first.status_code == 200, first.text
+    for _ in range(2):
+        again = leave(client, gid, 0, t0, "leave-a")
+        assert again.status_code == 200, again.text  # was 401 unauthenticated
+        assert again.json() == {**first.json(), "duplicate": True}
+    assert first.json()["duplicate"] is False
+    assert committed_leaves(router, gid) == (1, 1)  # nothing sent, nothing appended twice
+    table = client.get(f"/v1/tables/{gid}").json()
+    assert table["free_seats"] == 2 and table["players"][0] is None and table["version"] == first.json()["version"]
+    # The answer is a leave's again, not the seat back: the token acts for nothing else.
+    assert error(client.get(f"/v1/tables/{gid}/view", headers=bearer(t0)), 401)["code"] == "unauthenticated"
+    assert error(client.post(f"/v1/tables/{gid}/seats/0/renew", headers=bearer(t0)), 401)
+    # Nor is it a leave of another seat (the seat is the token's).
+    assert error(leave(client, gid, 1, t0, "leave-a"), 401)["code"] == "unauthenticated"
+    assert committed_leaves(router, gid) == (1, 1)
+
+
+def test_a_leave_committed_while_the_read_models_lag_is_retried_through_the_rules_dedupe(client, fake_stack):
+    """The rules service committed the leave but the gateway never marked the seat (it failed
+    before): while the record still names the token and the read models do not show the leave
+    yet, the retry goes to the rules service, whose command_id dedupe answers it, and the
+    gateway marks the seat then."""
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    _, _, sredis, router = fake_stack
+    gw = client.app.state.holder["gw"]
+    router.projecting = False  # the leave reaches the log, not (yet) the read models
+    response = asyncio.run(router.call("pebbles", gid, "LeaveSeat", rules_pb2.LeaveSeatRequest(
+        game_type="pebbles", game_id=gid, seat=0, command_id="leave:0:leave-a")))
+    version = int(response.result.version)
+    assert sredis.hget(gw.reads.seats_key(gid), "0").decode() == gw.signer.verify(t0).jti  # no mark
+    router.projecting = True
+    again = leave(client, gid, 0, t0, "leave-a")
+    assert again.status_code == 200, again.text
+    assert again.json() == {"game_id": gid, "seat": 0, "version": version, "duplicate": True}
+    assert committed_leaves(router, gid) == (2, 1)  # sent again, appended once
+    # Marked now: a further retry is answered from the mark, without the rules service.
+    assert leave(client, gid, 0, t0, "leave-a").json() == again.json()
+    assert committed_leaves(router, gid) == (2, 1)
+
+
+def test_a_left_token_whose_seat_was_taken_again_is_still_refused_and_removes_no_one(client, fake_stack):
+    router = fake_stack[3]
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    assert leave(client, gid, 0, t0, "leave-a").status_code == 200
+    tb = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "b"}).json()["token"]
+    # The seat is b's now: the old token's leave, retried or new, is refused, and b keeps it.
+    for cid in ("leave-a", "leave-a2", None):
+        assert error(leave(client, gid, 0, t0, cid), 401)["code"] == "unauthenticated"
+    assert committed_leaves(router, gid) == (1, 1)
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(tb)).json()["seat"] == 0
+    assert client.get(f"/v1/tables/{gid}").json()["players"][0]["player"] == "b"
+    # b leaves too: the seat's mark is b's leave, which a's token did not make.
+    assert leave(client, gid, 0, tb, "leave-b").status_code == 200
+    assert error(leave(client, gid, 0, t0, "leave-a"), 401)["code"] == "unauthenticated"
+    assert leave(client, gid, 0, tb, "leave-b").json()["duplicate"] is True
+    assert committed_leaves(router, gid) == (2, 2)
+
+
+def test_a_seat_marked_left_by_an_earlier_gateway_still_refuses_its_token(client, fake_stack):
+    """A gateway of an earlier version marks a left seat with a bare "-" (still in Redis during
+    a rolling upgrade): it says the seat was left, not by whom, so it refuses every token as
+    before, and a leave retried against it is a 401 as it was (never a duplicate's answer)."""
+    _, _, sredis, router = fake_stack
+    gw = client.app.state.holder["gw"]
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    sredis.hset(gw.reads.seats_key(gid), "0", "-")  # the leave's mark, written by an older gateway
+    assert error(client.get(f"/v1/tables/{gid}/view", headers=bearer(t0)), 401)["code"] == "unauthenticated"
+    assert error(leave(client, gid, 0, t0, "leave-a"), 401)["code"] == "unauthenticated"
+    assert committed_leaves(router, gid)[0] == 0
 
 
 def test_a_retried_join_gets_a_token_only_while_that_join_holds_the_seat(client):

@@ -757,6 +757,24 @@ def test_a_projector_whose_redis_lost_its_last_writes_does_not_commit_past_them(
         _assert_projected(redis, kafka, prefix, first + second + third)
 
 
+def test_writes_lost_on_partitions_with_no_new_events_are_folded_again(kafka, redis_url, redis, prefix, services,
+                                                                         tmp_path):
+    """The same loss with no restart seen and no new event after it: no commit comes to find
+    the record moved. Before, those games stayed lost until a rebuild; now the projector
+    checks its record once a second and folds again what it covered."""
+    with _projector_in_a_thread(kafka, redis_url, prefix, tmp_path, services, check_redis=False) as (addr, _):
+        first = drive(addr, 3, 15, 120)
+        wait_caught_up(redis_url, prefix)
+        saved = _save(redis, prefix)
+        second = drive(addr, 3, 15, 130)
+        wait_caught_up(redis_url, prefix)
+        _lose_the_tail(redis, prefix, saved)
+        assert not any(redis.exists(Keys(prefix).meta(g)) for g in second)
+        _wait_for_metas(redis, prefix, second, timeout_s=30)
+        wait_caught_up(redis_url, prefix)
+        _assert_projected(redis, kafka, prefix, first + second)
+
+
 def test_a_fold_from_the_start_never_rolls_back_a_newer_stored_version(redis, prefix):
     """A projector behind another (a handover, a fold again from zero) that finds the game's
     state gone (dropped by a load, or by a rebuild's scan) must not write its older fold over

@@ -11,7 +11,9 @@ the read models it covers and before the offsets are committed to Kafka: Redis's
 file keeps its writes in order, so a Redis that comes back without its last second (a node
 lost between two fsyncs) has lost that record's last writes too, and a partition is read from
 there rather than from Kafka's committed offset, which is past the lost writes. A projector
-notices a Redis that restarted under it (redis-py reconnects by itself) by its run_id.
+notices a Redis that restarted under it (redis-py reconnects by itself) by its run_id, and
+once a second checks that the record still holds what it wrote for its partitions (a loss with
+no restart seen, on a partition with no new events to commit).
 """
 
 from __future__ import annotations
@@ -255,7 +257,7 @@ class Projector:
                         self.fold(consumer, batch)
                         self._commit(consumer, batch, self.rewound)
                     if time.monotonic() - last_lag > 1.0:
-                        if self._check_redis(consumer):
+                        if self._check_redis(consumer) or self._check_record(consumer):
                             continue
                         self._report_lag(consumer)
                         last_lag = time.monotonic()
@@ -340,6 +342,24 @@ class Projector:
         log.warning("redis_restarted", folding_again_from="its record of offsets")
         self._fold_again(consumer)
         return True
+
+    def _check_record(self, consumer: Consumer) -> bool:
+        """Whether Redis's record of offsets moved under a partition we hold (an entry lost or
+        changed, with no restart seen): then what it covered may be lost too, and is folded
+        again (_fold_again). A partition's commit checks its entry too, but one with no new
+        events never commits: without this its lost writes stayed lost. True if it moved."""
+        stored = self._stored_offsets()
+        if stored is None:
+            return False  # Redis does not answer: the next round's error brings us back
+        for tp in consumer.assignment():
+            key = (tp.topic, tp.partition)
+            known = self.recorded.get(key)
+            if known is not None and stored.get(key) != known:
+                log.warning("offsets_record_moved", partition=f"{tp.topic}/{tp.partition}", recorded=known,
+                            found=stored.get(key))
+                self._fold_again(consumer)
+                return True
+        return False
 
     def _fold_again(self, consumer: Consumer) -> None:
         """Forget what is cached and go back to where Redis's read models end: for each

@@ -9,7 +9,7 @@ import uuid
 import redis.asyncio as aioredis
 
 from croupier.projector.keys import Keys
-from croupier_gateway.reads import LEFT, ReadStore
+from croupier_gateway.reads import ReadStore, left_by
 
 
 def test_a_join_landing_during_the_last_holder_s_leave_keeps_the_seat(redis_url):
@@ -27,12 +27,12 @@ def test_a_join_landing_during_the_last_holder_s_leave_keeps_the_seat(redis_url)
                 game = f"g{i}"
                 await reads.set_holder(game, 0, "token-a", 3600)
                 # The leave's read yields to the loop, where the join runs.
-                _, _ = await asyncio.gather(reads.drop_holder(game, 0, "token-a", 3600),
+                _, _ = await asyncio.gather(reads.drop_holder(game, 0, "token-a", 3600, version=7),
                                             reads.set_holder(game, 0, "token-b", 3600))
                 outcomes.append(await reads.holder(game, 0))
                 assert await client.ttl(reads.seats_key(game)) > 0
-            await reads.drop_holder("fresh", 0, "token-a", 3600)  # no record yet: it expires too
-            assert await reads.holder("fresh", 0) == LEFT
+            await reads.drop_holder("fresh", 0, "token-a", 3600, version=7)  # no record yet: it expires too
+            assert left_by(await reads.holder("fresh", 0)) == ("token-a", 7)
             assert 0 < await client.ttl(reads.seats_key("fresh")) <= 3600
         finally:
             keys = [k async for k in client.scan_iter(match=f"{prefix}*")]

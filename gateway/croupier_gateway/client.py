@@ -138,8 +138,13 @@ class HttpGateway:
             body["bot"] = bot
         return await _retrying(lambda: self.request("POST", f"/v1/tables/{game_id}/seats/{seat}", json_body=body), retry)
 
-    async def leave(self, game_id: str, seat: int, token: str) -> dict:
-        return await self.request("DELETE", f"/v1/tables/{game_id}/seats/{seat}", token=token)
+    async def leave(self, game_id: str, seat: int, token: str, command_id: str | None = None, *,
+                    retry: bool = True) -> dict:
+        """Leave the seat (before the game starts). Sent with a command id and tried again with
+        it on a 503: a retry of a leave that was done answers as the first did ("duplicate")."""
+        body = {"command_id": _command_id(command_id)}
+        return await _retrying(lambda: self.request("DELETE", f"/v1/tables/{game_id}/seats/{seat}", token=token,
+                                                    json_body=body), retry)
 
     async def renew(self, game_id: str, seat: int, token: str) -> dict:
         """A new token for the seat, a full lifetime from now (the old one holds it too)."""
@@ -269,8 +274,10 @@ class GrpcGateway:
         return {"game_id": r.game_id, "seat": r.seat, "token": r.token, "expires_at": r.expires_at,
                 "version": r.version}
 
-    async def leave(self, game_id: str, seat: int, token: str) -> dict:
-        r = await self._call("LeaveTable", gateway_pb2.LeaveTableRequest(game_id=game_id, seat=seat), token)
+    async def leave(self, game_id: str, seat: int, token: str, command_id: str | None = None, *,
+                    retry: bool = True) -> dict:
+        request = gateway_pb2.LeaveTableRequest(game_id=game_id, seat=seat, command_id=_command_id(command_id))
+        r = await _retrying(lambda: self._call("LeaveTable", request, token), retry)
         return {"game_id": r.game_id, "seat": r.seat, "version": r.version}
 
     async def renew(self, game_id: str, seat: int, token: str) -> dict:

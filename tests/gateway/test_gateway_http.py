@@ -770,3 +770,35 @@ def test_a_long_poll_holds_one_of_its_addresss_stream_slots_while_it_waits(fake_
         assert c.get(f"/v1/tables/{gid}/view").status_code == 200  # no wait, no slot
         waiting.join()
         assert gw.open_streams == 0
+
+
+def test_the_bundled_client_sends_a_leave_with_a_command_id_and_retries_it_with_the_same_one(monkeypatch):
+    """croupier_gateway.client's leave: a 503 (the answer lost to a fault, the leave maybe
+    done) is tried again with the same command_id, which the gateway answers as the first
+    leave. Before, the client sent none and did not retry."""
+    import httpx
+
+    from croupier_gateway import client as client_mod
+
+    monkeypatch.setattr(client_mod, "CALL_BACKOFF_S", (0.0,))
+    bodies = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append((request.method, request.url.path, json.loads(request.content or b"null")))
+        if len(bodies) == 1:
+            return httpx.Response(503, json={"error": {"code": "unavailable", "message": "retry", "kind": "unavailable"}})
+        return httpx.Response(200, json={"game_id": "g", "seat": 1, "version": 4, "duplicate": True})
+
+    async def main():
+        gateway = client_mod.HttpGateway("http://gateway.test")
+        gateway.http = httpx.AsyncClient(base_url="http://gateway.test", transport=httpx.MockTransport(answer))
+        try:
+            return await gateway.leave("g", 1, "token")
+        finally:
+            await gateway.close()
+
+    out = asyncio.run(main())
+    assert out["version"] == 4 and out["duplicate"] is True
+    assert [(m, p) for m, p, _ in bodies] == [("DELETE", "/v1/tables/g/seats/1")] * 2
+    ids = [body["command_id"] for _, _, body in bodies]
+    assert ids[0] and ids[0] == ids[1]

@@ -309,3 +309,35 @@ def test_a_fork_is_made_off_the_event_loop_and_a_too_large_one_is_refused_before
     assert threading.main_thread().ident not in {thread for _, thread in made_on}, "a fork was made on the loop"
     assert too_large.code == grpc.StatusCode.INVALID_ARGUMENT and too_large.rejection()[0].code == "too_large"
     assert queued == [] and held is None
+
+
+def test_a_fork_the_rules_fail_on_is_refused_as_not_understood_not_as_a_read_to_retry(monkeypatch):
+    """A bug that making a fork finds (an exception that is not a rejection) is refused as the
+    partition refuses such a command, `command_not_understood` (do not retry), not answered
+    UNAVAILABLE as if the origin's log could not be read (which the gateway retries)."""
+    from test_dedupe_window import _logged_game
+
+    from croupier.engine import registry
+    from croupier.engine.table import TableHost
+    from croupier.rules import service
+
+    log = _logged_game(TableHost(registry.get(GAME)), "origin")
+    monkeypatch.setattr(service, "read_game", lambda settings, game_id, game_types, settle_s=5.0: list(log))
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1, 2, 3))
+
+        def failing(*args, **kwargs):
+            raise TypeError("unhashable type: 'dict'")
+
+        svc.host.fork = failing
+        try:
+            return await call(svc.ForkGame, rules_pb2.ForkGameRequest(
+                game_type=GAME, game_id="fork-x", origin_game_id="origin", at_seq=log[-1].seq, command_id="f"))
+        finally:
+            await stop(parts)
+
+    refused = asyncio.run(main())
+    assert refused.code == grpc.StatusCode.INVALID_ARGUMENT
+    rejection, _ = refused.rejection()
+    assert rejection.code == "command_not_understood" and "TypeError" in rejection.message

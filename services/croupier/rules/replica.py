@@ -211,8 +211,11 @@ class Membership(threading.Thread):
             log.error("membership_failed", error=str(exc))
         finally:
             # Leaving the group hands our partitions over at once (graceful shutdown); the
-            # revocation runs our on_revoke from close().
-            _close_quietly(self.consumer)
+            # revocation runs our on_revoke from close(). Not if abandoned: the watchdog's
+            # _leave_with closes the consumer once no writer of ours is being made (our
+            # on_revoke does nothing then), and two threads must not close one consumer.
+            if not self.abandoned:
+                _close_quietly(self.consumer)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -477,7 +480,7 @@ class Replica:
             if gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
                 gate.release()
             else:
-                log.warning("writer_still_starting", partition=p, waited_s=timeout)
+                log.warning("writer_still_starting", partition=p, waited_all_s=timeout)
 
     def load_snapshot(self, p: int) -> Snapshot | None:
         """Partition p's stored snapshot if it is one this code can start from (the log check

@@ -200,7 +200,17 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 if not 1 <= request.at_seq <= origin[-1].seq:
                     raise Rejection("bad_seq", f"at_seq must be 1..{origin[-1].seq}", "malformed")
                 origin = [env for env in origin if env.seq <= request.at_seq]
-                return origin, owner.prepare_fork(request.game_id, origin, seed, request.command_id)
+                try:
+                    return origin, owner.prepare_fork(request.game_id, origin, seed, request.command_id)
+                except Rejection:
+                    raise
+                except Exception as exc:
+                    # The rules failed on this origin (a bug it found): refused as the partition
+                    # refuses such a command (its decide_failed), not as a read to retry.
+                    log.exception("fork_failed", game_id=request.game_id, origin_game_id=request.origin_game_id)
+                    raise Rejection("command_not_understood",
+                                    f"this fork could not be made ({type(exc).__name__}); nothing was recorded",
+                                    "malformed") from None
 
             origin, prepared = await self._read_log("the origin", read_and_prepare)
         except Rejection as exc:

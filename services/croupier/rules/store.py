@@ -230,6 +230,11 @@ class PartitionWriter:
             self._producer.init_transactions(FINISH_TIMEOUT_MS / 1000)
         except ConfluentException as exc:
             self.failed = True
+            # Destroyed here, on the caller's thread (the replica makes writers under a lock
+            # that a revocation waits for): librdkafka goes on with a timed-out init in the
+            # background for as long as the handle lives, and one finishing after the next
+            # owner's would fence that owner. The exception's traceback would keep it alive.
+            self.close()
             raise _error(exc, "init_transactions") from None
 
     def append(self, envelopes: list[Envelope], values: list[bytes] | None = None) -> int | None:

@@ -178,9 +178,10 @@ class KafkaSettings:
         # by default, where `croupier stack` puts the broker: its host and port settings
         bootstrap = env.str("KAFKA_BOOTSTRAP", f"{env.str('STACK_HOST', DEFAULT_HOST)}:{port}")
         for server in bootstrap.split(","):
-            if not re.fullmatch(r"[^\s:,]+:\d{1,5}", server.strip()):
+            address = re.fullmatch(r"[^\s:,]+:(\d{1,5})", server.strip())
+            if not address or not 1 <= int(address.group(1)) <= 65535:
                 raise ConfigError(
-                    f"{PREFIX}KAFKA_BOOTSTRAP={bootstrap!r} is not valid: expected host:port[,host:port...]"
+                    f"{PREFIX}KAFKA_BOOTSTRAP={bootstrap!r} is not valid: expected host:port[,host:port...] with ports 1..65535"
                 )
         return cls(bootstrap_servers=bootstrap)
 
@@ -201,9 +202,21 @@ class RedisSettings:
         return cls(url=url)
 
 
+def _in_checkout() -> bool:
+    """Whether croupier runs from a checkout (the editable install), whose root then holds
+    the local stack's files wherever the command is run from."""
+    return (_REPO_ROOT / "deploy" / "kafka").is_dir()
+
+
 def _default_kafka_dir() -> Path:
-    in_checkout = _REPO_ROOT / "deploy" / "kafka"
-    return in_checkout if in_checkout.is_dir() else Path.cwd() / "deploy" / "kafka"
+    return (_REPO_ROOT if _in_checkout() else Path.cwd()) / "deploy" / "kafka"
+
+
+def _default_state_dir() -> Path:
+    """The checkout's .croupier, as the Kafka directory is found: `croupier stack status` run
+    from another directory sees the stack `make up` started (and `up` there starts no second
+    one); outside a checkout, .croupier in the current directory."""
+    return (_REPO_ROOT if _in_checkout() else Path.cwd()) / ".croupier"
 
 
 @dataclass(frozen=True)
@@ -243,7 +256,7 @@ class StackSettings:
         env = Env(environ)
         defaults = cls(state_dir=Path(".croupier"), kafka_dir=Path("deploy/kafka"))
         return cls(
-            state_dir=env.path("STATE_DIR", Path(".croupier")),
+            state_dir=env.path("STATE_DIR", _default_state_dir()),
             kafka_dir=env.path("KAFKA_DIR", _default_kafka_dir()),
             host=env.str("STACK_HOST", defaults.host),
             kafka_port=env.port("KAFKA_PORT", defaults.kafka_port),

@@ -10,7 +10,7 @@ from croupier.config import ConfigError, KafkaSettings, LogSettings, RedisSettin
 def test_defaults_work_on_a_laptop() -> None:
     s = StackSettings.from_env({})
     assert (s.host, s.kafka_port, s.kafka_controller_port, s.redis_port) == ("127.0.0.1", 19092, 19093, 16379)
-    assert s.state_dir == Path(".croupier").absolute()
+    assert s.state_dir.name == ".croupier" and s.state_dir.is_absolute()
     assert s.kafka_bootstrap == "127.0.0.1:19092"
     assert KafkaSettings.from_env({}).bootstrap_servers == "127.0.0.1:19092"
     assert RedisSettings.from_env({}).url == "redis://127.0.0.1:16379/0"
@@ -59,6 +59,10 @@ def test_a_bad_value_names_the_variable(env: dict[str, str], message: str) -> No
 def test_bad_client_settings() -> None:
     with pytest.raises(ConfigError, match="CROUPIER_KAFKA_BOOTSTRAP"):
         KafkaSettings.from_env({"CROUPIER_KAFKA_BOOTSTRAP": "no port"})
+    for bootstrap in ("a:99999", "a:1,b:65536", "a:0"):  # five digits were taken as a port
+        with pytest.raises(ConfigError, match="CROUPIER_KAFKA_BOOTSTRAP.*1..65535"):
+            KafkaSettings.from_env({"CROUPIER_KAFKA_BOOTSTRAP": bootstrap})
+    assert KafkaSettings.from_env({"CROUPIER_KAFKA_BOOTSTRAP": "a:65535"}).bootstrap_servers == "a:65535"
     with pytest.raises(ConfigError, match="CROUPIER_REDIS_URL"):
         RedisSettings.from_env({"CROUPIER_REDIS_URL": "localhost:6379"})
     with pytest.raises(ConfigError, match="CROUPIER_LOG_LEVEL"):
@@ -164,3 +168,19 @@ def test_a_bad_event_loop_is_told_before_anything_starts(argv: list[str]) -> Non
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "CROUPIER_EVENT_LOOP='tokio' is not valid: expected uvloop or asyncio" in out.stderr
+
+
+def test_the_state_dir_is_the_checkouts_wherever_the_command_runs(tmp_path: Path, monkeypatch) -> None:
+    """It was .croupier of the current directory: `croupier stack status` run elsewhere
+    reported a running stack as stopped (and `stack up` there would start a second one)."""
+    from croupier import config
+
+    repo = Path(config.__file__).resolve().parents[2]
+    assert (repo / "deploy" / "kafka").is_dir()  # a checkout, as the Kafka directory is found
+    monkeypatch.chdir(tmp_path)
+    s = StackSettings.from_env({})
+    assert s.state_dir == repo / ".croupier"
+    assert s.kafka_dir == repo / "deploy" / "kafka"
+    # An explicit setting still wins, a relative one from the current directory as before.
+    assert StackSettings.from_env({"CROUPIER_STATE_DIR": "here"}).state_dir == tmp_path / "here"
+    assert StackSettings.from_env({"CROUPIER_STATE_DIR": str(tmp_path / "s")}).state_dir == tmp_path / "s"

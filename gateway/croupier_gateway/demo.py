@@ -106,7 +106,16 @@ def stack_missing(stack_settings: StackSettings) -> str | None:
 
 
 def main(*, tables_per_game: int = 1, pace_s: float = 0.4, stop_stack: bool = False) -> int:
+    """Raises ConfigError for a setting that cannot be used, before anything starts."""
+    from croupier.rules.settings import env_port
+
+    if tables_per_game < 1 or not 0 <= pace_s < float("inf"):  # croupier.cli.demo refuses them as flags
+        raise ValueError(f"tables_per_game must be at least 1 and pace_s finite and at least 0, not "
+                         f"{tables_per_game} and {pace_s}")
     stack_settings = StackSettings.from_env()
+    # The gateway's ports (0: any free one, which the launcher picks and the links name).
+    http_port = env_port("CROUPIER_GATEWAY_PORT", 18080)
+    grpc_port = env_port("CROUPIER_GATEWAY_GRPC_PORT", 18081)
     missing = stack_missing(stack_settings)
     if missing is not None:
         from croupier.cli.main import EXIT_UNAVAILABLE
@@ -120,8 +129,6 @@ def main(*, tables_per_game: int = 1, pace_s: float = 0.4, stop_stack: bool = Fa
         "CROUPIER_REDIS_URL": stack_settings.redis_url,
         "CROUPIER_OPERATOR_TOKEN": operator_token,
     }
-    http_port = int(os.environ.get("CROUPIER_GATEWAY_PORT", "18080"))
-    grpc_port = int(os.environ.get("CROUPIER_GATEWAY_GRPC_PORT", "18081"))
     log_dir = Path(stack_settings.state_dir).resolve() / "logs" / "services"
     games = list(registry.GAME_IDS)
     launcher = Launcher(env, log_dir, http_port=http_port, grpc_port=grpc_port)

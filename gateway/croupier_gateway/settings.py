@@ -8,7 +8,7 @@ from typing import Any
 
 import structlog
 
-from croupier.rules.settings import SettingsError, env_int, env_str, redis_url_from_env
+from croupier.rules.settings import SettingsError, env_int, env_port, env_str, redis_url_from_env
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -139,9 +139,9 @@ class GatewaySettings:
     def from_env(cls) -> "GatewaySettings":
         settings = cls(
             host=env_str("CROUPIER_GATEWAY_HOST", "127.0.0.1"),
-            port=env_int("CROUPIER_GATEWAY_PORT", 18080, 0),
-            grpc_port=env_int("CROUPIER_GATEWAY_GRPC_PORT", 18081, 0),
-            metrics_port=env_int("CROUPIER_GATEWAY_METRICS_PORT", 0, 0),
+            port=env_port("CROUPIER_GATEWAY_PORT", 18080),
+            grpc_port=env_port("CROUPIER_GATEWAY_GRPC_PORT", 18081),
+            metrics_port=env_port("CROUPIER_GATEWAY_METRICS_PORT", 0),
             signing_key=env_str("CROUPIER_GATEWAY_SIGNING_KEY", "") or DEV_SIGNING_KEY,
             previous_signing_key=env_str("CROUPIER_GATEWAY_PREVIOUS_SIGNING_KEY", ""),
             operator_token=env_str("CROUPIER_OPERATOR_TOKEN", ""),

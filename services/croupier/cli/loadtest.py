@@ -15,41 +15,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+from croupier.cli import argtypes
 from croupier.engine import registry
 
-
-def _whole(low: int):
-    """An argparse type: a whole number of at least `low`."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be {'at least 1' if low == 1 else f'{low} or more'}, not {value}")
-        return value
-
-    return parse
-
-
-_positive_int = _whole(1)
-_count = _whole(0)
+_positive_int = argtypes.whole(1)
+_count = argtypes.whole(0)
+_address = argtypes.address
 MIN_THINK_MS = 0.001  # a microsecond: below it the offered load (tables x 1000 / MS) means nothing
+MAX_TABLES = 1_000_000  # more than any machine's load generator holds open at once
+MAX_DURATION_S = 86_400.0  # a day
+_tables = argtypes.whole(1, MAX_TABLES)
 
 
-def _seconds(minimum_exclusive: bool):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-        if value < 0 or (minimum_exclusive and value == 0):
-            raise argparse.ArgumentTypeError(f"must be {'more than' if minimum_exclusive else 'at least'} 0, not {text}")
-        return value
-
-    return parse
+def _seconds(minimum_exclusive: bool, high: float | None = None, what: str = ""):
+    return argtypes.seconds(above_zero=minimum_exclusive, high=high, what=what)
 
 
 def _think_ms(text: str) -> float:
@@ -58,13 +37,6 @@ def _think_ms(text: str) -> float:
     if 0 < value < MIN_THINK_MS:
         raise argparse.ArgumentTypeError(f"must be 0 (no think time) or at least {MIN_THINK_MS:g}, not {text}")
     return value
-
-
-def _address(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (for example 127.0.0.1:18081)")
-    return text
 
 
 def _game(text: str) -> str:
@@ -107,8 +79,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "again later).")
     p.add_argument("--game", type=_game, default="all", metavar="G|all",
                    help=f"the game of the tables: {', '.join(registry.GAME_IDS)}, or all (spread evenly; default)")
-    p.add_argument("--tables", type=_positive_int, required=True, metavar="N", help="tables in play at once")
-    p.add_argument("--duration", type=_seconds(True), required=True, metavar="S", help="seconds to run")
+    p.add_argument("--tables", type=_tables, required=True, metavar="N",
+                   help=f"tables in play at once (1..{MAX_TABLES:,})")
+    p.add_argument("--duration", type=_seconds(True, MAX_DURATION_S, " (a day)"), required=True, metavar="S",
+                   help=f"seconds to run (at most {MAX_DURATION_S:g}, a day)")
     p.add_argument("--ramp", type=_seconds(False), default=0.0, metavar="S",
                    help="open the first tables gradually over these seconds (default 0: all at once)")
     p.add_argument("--protocol", choices=["grpc", "http"], default="grpc",
@@ -145,6 +119,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_loadtest)
 
 
+def _targets(args: argparse.Namespace) -> tuple[str, str]:
+    """The gateway's address for the load (gRPC or HTTP) and its HTTP address for the operator
+    API: the flags, else 127.0.0.1 on the gateway's port settings, read only where they are
+    used (ConfigError, naming the variable, for one that is not a port)."""
+    from croupier.config import Env
+
+    env = Env()
+    target = args.target or (f"127.0.0.1:{env.port('GATEWAY_GRPC_PORT', 18081)}" if args.protocol == "grpc"
+                             else f"127.0.0.1:{env.port('GATEWAY_PORT', 18080)}")
+    # The HTTP port of the same gateway: --target's host (not this machine's) with the HTTP port.
+    http_target = args.http_target or (target if args.protocol == "http"
+                                       else f"{target.rpartition(':')[0]}:{env.port('GATEWAY_PORT', 18080)}")
+    return target, http_target
+
+
 def cmd_loadtest(args: argparse.Namespace) -> int:
     from croupier.config import ConfigError, event_loop
     from croupier_gateway.loadtest import Config, run
@@ -159,11 +148,11 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     games = tuple(registry.GAME_IDS) if args.game == "all" else (args.game,)
-    http_port = os.environ.get("CROUPIER_GATEWAY_PORT", "18080")
-    grpc_port = os.environ.get("CROUPIER_GATEWAY_GRPC_PORT", "18081")
-    target = args.target or f"127.0.0.1:{grpc_port if args.protocol == 'grpc' else http_port}"
-    # The HTTP port of the same gateway: --target's host (not this machine's) with the HTTP port.
-    http_target = args.http_target or (target if args.protocol == "http" else f"{target.rpartition(':')[0]}:{http_port}")
+    try:
+        target, http_target = _targets(args)
+    except ConfigError as exc:  # a gateway port setting that is not a port: bad input, not a gateway away
+        print(f"croupier loadtest: {exc}", file=sys.stderr)
+        return 2
     token = args.operator_token if args.operator_token is not None else os.environ.get("CROUPIER_OPERATOR_TOKEN", "")
     cfg = Config(games=games, tables=args.tables, duration_s=args.duration, ramp_s=args.ramp, protocol=args.protocol,
                  bot=args.bot, think_ms=args.think_ms, workers=min(args.workers, args.tables), target=target,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from croupier.cli.argtypes import port
 from croupier.engine import registry
 
 
@@ -14,13 +15,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     kinds.required = True
     r = kinds.add_parser("rules", help="the rules service of one game type")
     r.add_argument("--game", required=True, help=f"game id: one of {', '.join(registry.GAME_IDS)}")
-    r.add_argument("--port", type=int, default=None, help="gRPC port (default CROUPIER_RULES_PORT, 0 = any)")
+    r.add_argument("--port", type=port, default=None, help="gRPC port (default CROUPIER_RULES_PORT, 0 = any)")
     r.set_defaults(func=cmd_rules)
     pr = kinds.add_parser("projector", help="fold the event log of every game into Redis")
     pr.set_defaults(func=cmd_projector)
     gw = kinds.add_parser("gateway", help="the public door: HTTP+JSON, WebSocket and gRPC")
-    gw.add_argument("--port", type=int, default=None, help="HTTP port (default CROUPIER_GATEWAY_PORT or 18080; 0 = any)")
-    gw.add_argument("--grpc-port", type=int, default=None,
+    gw.add_argument("--port", type=port, default=None, help="HTTP port (default CROUPIER_GATEWAY_PORT or 18080; 0 = any)")
+    gw.add_argument("--grpc-port", type=port, default=None,
                     help="gRPC port (default CROUPIER_GATEWAY_GRPC_PORT or 18081; 0 = any)")
     gw.set_defaults(func=cmd_gateway)
 

@@ -23,8 +23,21 @@ def env_str(name: str, default: str) -> str:
     return Env().str(_unprefixed(name), default)
 
 
-def env_int(name: str, default: int, minimum: int | None = None) -> int:
-    return Env().int(_unprefixed(name), default, low=minimum)
+MAX_PORT = 65535
+
+
+def env_int(name: str, default: int, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer setting, at least `minimum` and at most `maximum`; a *_PORT variable is a
+    port, so at most 65535 unless told otherwise (a larger one used to be wrapped by the
+    socket layer, 99999 listening on 34463)."""
+    if maximum is None and name.endswith("_PORT"):
+        maximum = MAX_PORT
+    return Env().int(_unprefixed(name), default, low=minimum, high=maximum)
+
+
+def env_port(name: str, default: int, minimum: int = 0) -> int:
+    """A port setting: `minimum` (0: any free one, for a listener)..65535."""
+    return env_int(name, default, minimum, MAX_PORT)
 
 
 def redis_url_from_env() -> str:

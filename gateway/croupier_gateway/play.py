@@ -45,7 +45,10 @@ async def ask(prompt: str, inp: TextIO, out: TextIO) -> str | None:
 
 async def play(url: str, *, game: str | None, table: str | None, seat: int | None, seats: int | None,
                options: dict[str, str], name: str, bots: str | None, auto: str | None, moves: int = 0,
-               inp: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
+               inp: TextIO = sys.stdin, out: TextIO = sys.stdout, err: TextIO | None = None) -> int:
+    """Play at a table through the gateway at url; 0 when done, 1 when the gateway refused
+    (its words on `err`, standard error by default: never mixed into the game's output)."""
+    err = sys.stderr if err is None else err
     client = connect(url)
     helpers: list[asyncio.Task] = []
     try:
@@ -68,7 +71,7 @@ async def play(url: str, *, game: str | None, table: str | None, seat: int | Non
             if seat is None:
                 free = [i for i, p in enumerate(info.get("players") or []) if p is None]
                 if not free:
-                    print(f"table {table} has no free seat", file=out)
+                    print(f"croupier play: table {table} has no free seat", file=err)
                     return 1
                 seat = free[0]
             joined = await client.join(table, seat, player=name, entropy=uuid.uuid4().hex)
@@ -119,7 +122,7 @@ async def play(url: str, *, game: str | None, table: str | None, seat: int | Non
         print(f"seed {final.view.get('seed')} (its hash was {final.view.get('seed_hash')})", file=out)
         return 0
     except GatewayError as exc:
-        print(f"croupier play: {exc.status} {exc.code}: {exc.message}", file=out)
+        print(f"croupier play: {exc.status} {exc.code}: {exc.message}", file=err)
         return 1
     finally:
         for task in helpers:

@@ -4,6 +4,9 @@ start a service, dial a replica or create a table is replaced by a trap that fai
 
 from __future__ import annotations
 
+import asyncio
+import io
+
 import pytest
 
 from croupier.cli.main import main
@@ -75,6 +78,75 @@ def test_a_port_flag_in_range_is_still_taken(monkeypatch):
 
     args = build_parser().parse_args(["serve", "gateway", "--port", "0", "--grpc-port", "65535"])
     assert (args.port, args.grpc_port) == (0, 65535)
+
+
+# -- 2. play ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_table(monkeypatch):
+    """`croupier play` neither asks a gateway nor creates a table here."""
+    trap(monkeypatch, "croupier.cli.play._unanswered", "croupier_gateway.play.play")
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--game", "expeditions", "--auto", "nosuch"], ["--auto 'nosuch'", "random, heuristic"]),
+    (["--game", "expeditions", "--bots", "nosuch"], ["--bots 'nosuch'", "random, heuristic", "none"]),
+    (["--table", "expeditions-abc", "--auto", "nosuch"], ["--auto 'nosuch'", "random, heuristic"]),
+    (["--table", "nosuch-abc", "--auto", "random"], ["--table 'nosuch-abc'", "expeditions"]),
+    (["--game", "expeditions", "--seats", "1"], ["--seats", "2 to 4 seats"]),
+    (["--game", "expeditions", "--seats", "9"], ["--seats", "2 to 4 seats"]),
+    (["--game", "expeditions", "--seat", "2"], ["--seat 2", "seats 0..1"]),
+    (["--game", "expeditions", "--seats", "3", "--seat", "3"], ["--seat 3", "seats 0..2"]),
+    (["--game", "expeditions", "--option", "nosuch=1"], ["--option", "no option nosuch"]),
+])
+def test_play_refuses_what_the_game_would_refuse_before_a_table_is_made(capsys, no_table, argv, words):
+    """--auto nosuch created a table, joined its seats, then crashed (Rejection unknown_bot)."""
+    assert main(["play", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    one_line(err, "croupier play:", *words)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--seat", "-1"), ("--moves", "-1"), ("--seats", "0")])
+def test_play_refuses_counts_below_their_minimum(capsys, no_table, flag, value):
+    usage_error(capsys, ["play", "--game", "journey", flag, value], flag)
+
+
+def test_play_takes_the_games_bots_and_none(monkeypatch, capsys):
+    seen = {}
+
+    async def answered(url):
+        return None
+
+    async def play(url, **kwargs):
+        seen.update(kwargs)
+        return 0
+
+    monkeypatch.setattr("croupier.cli.play._unanswered", answered)
+    monkeypatch.setattr("croupier_gateway.play.play", play)
+    assert main(["play", "--game", "journey", "--bots", "none", "--auto", "heuristic", "--seats", "4", "--seat", "3",
+                 "--gateway", "http://127.0.0.1:1"]) == 0
+    assert (seen["bots"], seen["auto"], seen["seats"], seen["seat"]) == ("none", "heuristic", 4, 3)
+
+
+def test_a_gateway_refusal_in_play_goes_to_stderr(monkeypatch):
+    from croupier_gateway import play as play_module
+    from croupier_gateway.client import GatewayError
+
+    class Refusing:
+        async def create_table(self, *args, **kwargs):
+            raise GatewayError(400, "invalid_seats", "journey is for 1 to 4 seats")
+
+        async def close(self):
+            pass
+
+    monkeypatch.setattr(play_module, "connect", lambda url: Refusing())
+    out, err = io.StringIO(), io.StringIO()
+    code = asyncio.run(play_module.play("http://x:1", game="journey", table=None, seat=None, seats=9, options={},
+                                        name="p", bots=None, auto=None, out=out, err=err))
+    assert code == 1 and out.getvalue() == ""
+    one_line(err.getvalue(), "croupier play:", "400 invalid_seats")
 
 
 # -- 5. demo ---------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import os
 import sys
 import urllib.parse
 
+from croupier.cli.argtypes import whole
 from croupier.engine import registry
 
 
@@ -20,15 +21,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--game", help=f"create a table of this game: {', '.join(registry.GAME_IDS)}")
     which.add_argument("--table", help="join this table (its id)")
-    p.add_argument("--seats", type=int, default=None, help="seats of a new table (default: the game's minimum)")
-    p.add_argument("--seat", type=int, default=None, help="your seat (default 0 at a new table, else the first free)")
+    p.add_argument("--seats", type=whole(1), default=None,
+                   help="seats of a new table, within the game's limits (default: the game's minimum)")
+    p.add_argument("--seat", type=whole(0), default=None,
+                   help="your seat, from 0 (default 0 at a new table, else the first free)")
     p.add_argument("--option", action="append", default=[], metavar="K=V", help="game option (repeatable)")
     p.add_argument("--name", default=os.environ.get("USER", "player"), help="your name at the table")
     p.add_argument("--bots", default=None, help="bot for the other seats of a new table (default: the game's "
                                                "best; 'none' leaves them open for other players)")
-    p.add_argument("--auto", default=None, metavar="BOT", help="let this bot pick your moves (random, heuristic...)")
-    p.add_argument("--moves", type=int, default=0, metavar="N", help="leave after making N moves (0: play to the end)")
-    p.set_defaults(func=cmd_play)
+    p.add_argument("--auto", default=None, metavar="BOT",
+                   help="let this bot pick your moves: one of the game's bots (random, heuristic...; croupier games --json "
+                        "lists them)")
+    p.add_argument("--moves", type=whole(0), default=0, metavar="N",
+                   help="leave after making N moves (0: play to the end)")
+    source = ("CROUPIER_GATEWAY_URL" if os.environ.get("CROUPIER_GATEWAY_URL")
+              else "CROUPIER_GATEWAY_PORT" if os.environ.get("CROUPIER_GATEWAY_PORT") else None)
+    p.set_defaults(func=cmd_play, gateway_default=(default_url, source))
 
 
 def _url_problem(url: str) -> str | None:
@@ -65,6 +73,45 @@ async def _unanswered(url: str) -> str | None:
     return None
 
 
+def _table_problem(args: argparse.Namespace, options: dict[str, str]) -> str | None:
+    """What the game's rules refuse of the flags (seats, seat, options, bots), told before a
+    table is created or a seat joined; None when nothing."""
+    from croupier.engine.bots import bot_for, bot_names
+    from croupier.engine.contract import Rejection
+    from croupier.engine.table import TableHost
+
+    game = args.game
+    if game is None:  # joining: the game is the table id's prefix (the gateway's ids name their type)
+        prefix = args.table.split("-", 1)[0]
+        if args.auto is None:
+            return None
+        if prefix not in registry.GAME_IDS:
+            return (f"--auto needs the table's game, and --table {args.table!r} is not the id of a table of a known "
+                    f"game (an id starts with its game: {', '.join(registry.GAME_IDS)})")
+        game = prefix
+    spec = registry.get(game)
+    for flag, name in (("--auto", args.auto), ("--bots", None if args.game is None else args.bots)):
+        if name is not None and not (flag == "--bots" and name == "none"):
+            try:
+                bot_for(spec, name)
+            except Rejection:
+                others = ", or none (seats left open)" if flag == "--bots" else ""
+                return f"{flag} {name!r}: {game} has no such bot; its bots are {', '.join(bot_names(spec))}{others}"
+    if args.game is None:
+        return None
+    try:
+        if args.seats is not None:
+            spec.check_seats(args.seats)
+        TableHost(spec).parse_options(options)  # the game's options and the table's own (its turn clock)
+    except Rejection as exc:
+        flag = "--seats" if exc.code == "invalid_seats" else "--option"
+        return f"{flag}: {exc.message}"
+    seats = spec.min_seats if args.seats is None else args.seats
+    if args.seat is not None and args.seat >= seats:
+        return f"--seat {args.seat}: a table of {seats} seats has seats 0..{seats - 1}"
+    return None
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     import httpx
 
@@ -83,8 +130,14 @@ def cmd_play(args: argparse.Namespace) -> int:
         if not sep:
             return fail(f"--option {item!r} is not K=V", 2)
         options[key.strip()] = value.strip()
+    problem = _table_problem(args, options)
+    if problem:
+        return fail(problem, 2)
     problem = _url_problem(args.gateway)
     if problem:
+        default, source = getattr(args, "gateway_default", (None, None))
+        if source and args.gateway == default:  # no --gateway: the setting it came from is what to fix
+            problem += f" (from {source})"
         return fail(problem, 2)
     away = asyncio.run(_unanswered(args.gateway))
     if away:

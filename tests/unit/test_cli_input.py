@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import io
+from pathlib import Path
 
 import pytest
 
 from croupier.cli.main import main
+from croupier.engine import registry
+from croupier.engine.selfplay import SelfplayReport, play_one
 
 
 def one_line(err: str, *words: str) -> None:
@@ -78,6 +81,13 @@ def test_a_port_flag_in_range_is_still_taken(monkeypatch):
 
     args = build_parser().parse_args(["serve", "gateway", "--port", "0", "--grpc-port", "65535"])
     assert (args.port, args.grpc_port) == (0, 65535)
+
+
+@pytest.mark.parametrize("rules", ["127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1", "nohost"])
+def test_fork_refuses_a_rules_address_that_is_not_host_port(monkeypatch, capsys, rules):
+    """--rules 127.0.0.1:99999 dialled 34463."""
+    trap(monkeypatch, "croupier.rules.store.read_game", "croupier.rules.client.RulesClient.call")
+    usage_error(capsys, ["fork", "journey-1", "--at", "3", "--rules", rules], "--rules", "HOST:PORT")
 
 
 # -- 2. play ---------------------------------------------------------------------------------
@@ -149,6 +159,54 @@ def test_a_gateway_refusal_in_play_goes_to_stderr(monkeypatch):
     one_line(err.getvalue(), "croupier play:", "400 invalid_seats")
 
 
+# -- 3. an unknown game for the log commands -------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [["audit", "g-1"], ["replay", "g-1"], ["fork", "g-1", "--at", "3"],
+                                  ["export", "--all"]])
+def test_the_log_commands_refuse_an_unknown_game_at_once(monkeypatch, capsys, argv):
+    """It scanned Kafka for 3.6 s, then said "no events"."""
+    trap(monkeypatch, "croupier.rules.store.read_game", "croupier.rules.store.read_topic_games")
+    usage_error(capsys, [*argv, "--game", "nosuch"], "--game", "no game 'nosuch'", *registry.GAME_IDS)
+
+
+# -- 4. fork: the step, checked on the log already read ----------------------------------------
+
+
+def _game_log(game: str = "journey"):
+    spec = registry.get(game)
+    table = play_one(spec, seats=2, seat_bots=["random", "random"], options=spec.parse_options({}), seed=5,
+                     index=0, report=SelfplayReport(game=game), check_all_legal=False)
+    return list(table.envelopes)
+
+
+@pytest.fixture
+def origin(monkeypatch):
+    """A game's log, read from no Kafka; no rules replica is dialled."""
+    log = _game_log()
+    monkeypatch.setattr("croupier.rules.store.read_game", lambda kafka, game_id, types: list(log))
+    trap(monkeypatch, "croupier.rules.client.RulesClient.call", "croupier.cli.replay._replicas")
+    return log
+
+
+def test_fork_past_the_end_of_the_log_is_refused_before_a_replica_is_asked(capsys, origin):
+    last = origin[-1].seq
+    assert main(["fork", "journey-1", "--at", str(last + 1), "--game", "journey", "--rules", "127.0.0.1:1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    one_line(err, "croupier fork:", f"1..{last}")
+
+
+def test_fork_inside_one_commands_events_is_refused_naming_where_it_may_fork(capsys, origin):
+    head = next(e for e in origin if e.cause is not None and e.command_end > e.seq)
+    at = head.seq + 1
+    assert main(["fork", "journey-1", "--at", str(at), "--game", "journey", "--rules", "127.0.0.1:1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    one_line(err, "croupier fork:", f"seq {at} is inside the events of one command",
+             f"fork at {head.seq - 1} or {head.command_end}")
+
+
 # -- 5. demo ---------------------------------------------------------------------------------
 
 
@@ -203,3 +261,29 @@ def test_loadtest_says_the_upper_bound(monkeypatch, capsys, flag, value, bound):
     trap(monkeypatch, "croupier_gateway.loadtest.run")
     args = {"--tables": "1", "--duration": "1", flag: value}
     usage_error(capsys, ["loadtest", *[x for kv in args.items() for x in kv]], flag, bound)
+
+
+# -- smaller: the log commands name themselves; --help describes every flag -------------------
+
+
+@pytest.mark.parametrize("command", ["audit", "replay"])
+def test_the_log_commands_name_themselves_in_their_errors(tmp_path: Path, capsys, command):
+    assert main([command, "--file", str(tmp_path / "none.jsonl")]) == 2
+    one_line(capsys.readouterr().err, f"croupier {command}:", "does not exist")
+
+
+@pytest.mark.parametrize(("argv", "flag"), [(["replay"], "--json"), (["audit"], "--json"), (["status"], "--json"),
+                                            (["fork"], "--at")])
+def test_help_describes_the_flag(capsys, argv, flag):
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.strip().startswith(flag))
+    assert line.split(flag, 1)[1].replace("SEQ", "").strip(), out  # words after the flag: its description
+
+
+def test_a_bad_setting_is_told_in_the_commands_name(monkeypatch, capsys):
+    monkeypatch.setenv("CROUPIER_KAFKA_CONNECT_TIMEOUT_S", "abc")
+    trap(monkeypatch, "croupier.rules.store.read_game")
+    assert main(["replay", "g-1"]) == 2
+    one_line(capsys.readouterr().err, "croupier replay:", "CROUPIER_KAFKA_CONNECT_TIMEOUT_S")

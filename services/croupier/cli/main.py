@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         log.configure_cli()
         return int(args.func(args) or 0)
     except ConfigError as exc:
-        print(f"croupier: {exc}", file=sys.stderr)
+        print(f"croupier {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from croupier.cli import argtypes
 from croupier.config import ConfigError
 from croupier.engine import registry
 from croupier.engine.audit import MAX_SEQ
@@ -32,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("game_id", nargs="?", help="the game to export")
     p.add_argument("--out", help="file to write (default: standard output)")
     p.add_argument("--all", action="store_true", help="every game of --game created since --since")
-    p.add_argument("--game", help="game type, for --all (or to skip the look-up for GAME_ID)")
+    p.add_argument("--game", type=argtypes.game, metavar="G",
+                   help=f"game type ({', '.join(registry.GAME_IDS)}), for --all (or to skip the look-up for GAME_ID)")
     p.add_argument("--since", help="with --all: a date or time (ISO 8601, UTC), e.g. 2026-11-01")
     p.set_defaults(func=cmd_export)
 
@@ -42,8 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--file", help="an exported game (JSON lines)")
     p.add_argument("--all", action="store_true",
                    help="with --file: audit every game in it (an `export --all` file); exit 1 if any fails")
-    p.add_argument("--game", help="game type (skips the look-up)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--game", type=argtypes.game, metavar="G",
+                   help=f"game type ({', '.join(registry.GAME_IDS)}; skips the look-up)")
+    p.add_argument("--json", action="store_true",
+                   help="the report as JSON (with --all: a summary, and the report of each faulty game)")
     p.add_argument("--require-ended", action="store_true",
                    help="exit 1 for a log that does not end with TableEnded (a running game's, or one cut short), "
                         "as for a fault; without it such a log that holds so far exits 0, marked incomplete")
@@ -53,19 +57,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("game_id", nargs="?")
     src.add_argument("--file", help="an exported game (JSON lines)")
-    p.add_argument("--game", help="game type (skips the look-up)")
+    p.add_argument("--game", type=argtypes.game, metavar="G",
+                   help=f"game type ({', '.join(registry.GAME_IDS)}; skips the look-up)")
     p.add_argument("--to", type=_seq, default=None, metavar="SEQ",
                    help="stop after the command whose events include this seq (default: the end)")
     p.add_argument("--as", dest="viewer", default="spectator", help="SEAT number, spectator or operator")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object: game_id, to (the last seq shown), as, view and moves")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("fork", help="a new table that starts from step SEQ of a game")
     p.add_argument("game_id")
-    p.add_argument("--at", type=_seq, required=True, metavar="SEQ")
-    p.add_argument("--game", help="game type (skips the look-up)")
-    p.add_argument("--rules", help="a rules replica of that game type (host:port); default: every one Redis names, "
-                                   "the owner of the fork's partition first")
+    p.add_argument("--at", type=_seq, required=True, metavar="SEQ",
+                   help="the last step of the origin the fork keeps: a seq of its log (1..its last) where a "
+                        "command's events end")
+    p.add_argument("--game", type=argtypes.game, metavar="G",
+                   help=f"game type ({', '.join(registry.GAME_IDS)}; skips the look-up)")
+    p.add_argument("--rules", type=argtypes.address, metavar="HOST:PORT",
+                   help="a rules replica of that game type; default: every one Redis names, the owner of the fork's "
+                        "partition first")
     p.add_argument("--command-id", type=_command_id, default=None, metavar="ID",
                    help="makes the fork retry-safe: the same GAME_ID, SEQ and ID name the same fork, made once "
                         "(default: a new one, printed, and named in the message of a failure worth retrying)")
@@ -168,12 +178,13 @@ def load(args: argparse.Namespace) -> list[Envelope]:
     return envelopes
 
 
-def _fail(exc: Rejection) -> int:
+def _fail(args: argparse.Namespace, exc: Rejection) -> int:
     """2 for what was wrong with the command; 75 (as for Kafka or Redis away) when no rules
-    replica answered, so the same command may work later."""
+    replica answered, so the same command may work later. The line names the command
+    (`croupier fork: ...`), as the other commands' do."""
     from croupier.cli.main import EXIT_UNAVAILABLE
 
-    print(f"croupier: {exc.message}", file=sys.stderr)
+    print(f"croupier {args.command}: {exc.message}", file=sys.stderr)
     return EXIT_UNAVAILABLE if exc.kind == "unavailable" else 2
 
 
@@ -207,13 +218,13 @@ def cmd_export(args: argparse.Namespace) -> int:
                 raise Rejection("missing_game_id", "give a GAME_ID, or --all --game G", "malformed")
             lines = [env.to_json() for env in load(args)]
     except Rejection as exc:
-        return _fail(exc)
+        return _fail(args, exc)
     text = "\n".join(lines) + ("\n" if lines else "")
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")
         except OSError as exc:
-            return _fail(Rejection("bad_out", f"cannot write {args.out}: {exc.strerror or exc}", "malformed"))
+            return _fail(args, Rejection("bad_out", f"cannot write {args.out}: {exc.strerror or exc}", "malformed"))
         print(f"wrote {len(lines)} events to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -228,7 +239,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     try:
         report = audit(load(args))
     except Rejection as exc:
-        return _fail(exc)
+        return _fail(args, exc)
     out = report.as_dict()
     if args.json:
         print(json.dumps(out, indent=2, sort_keys=True))
@@ -256,11 +267,11 @@ def _audit_all(args: argparse.Namespace) -> int:
     from croupier.engine.audit import audit
 
     if not args.file:
-        return _fail(Rejection("missing_file", "--all audits an exported file: give --file FILE", "malformed"))
+        return _fail(args, Rejection("missing_file", "--all audits an exported file: give --file FILE", "malformed"))
     try:
         games = read_file(Path(args.file))
     except Rejection as exc:
-        return _fail(exc)
+        return _fail(args, exc)
     reports = [audit(envs) for envs in games.values()]
     bad = [r for r in reports if not r.ok]
     unfinished = [r for r in reports if r.ok and not r.ended]
@@ -294,7 +305,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     viewer = args.viewer
     if viewer not in ("spectator", "operator"):
         if not (viewer.isascii() and viewer.isdigit() and len(viewer) <= 2):
-            return _fail(Rejection("bad_viewer", "--as takes a seat number, spectator or operator", "malformed"))
+            return _fail(args, Rejection("bad_viewer", "--as takes a seat number, spectator or operator", "malformed"))
         viewer = str(int(viewer))
     try:
         envelopes = load(args)
@@ -306,15 +317,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
         listing = moves(envelopes, args.to, viewer)
         end = step_end(envelopes, args.to)
     except Rejection as exc:
-        return _fail(exc)
+        return _fail(args, exc)
     except ConfigError:
         raise  # a bad setting: main's one line and exit 2, not a fault of the log
     except (ValueError, LookupError, TypeError, AttributeError) as exc:
         # Events the game's codec does not know (a log relabelled, say), or contents not in
         # the shape the engine writes them.
         detail = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-        return _fail(Rejection("bad_log", f"these events cannot be replayed: {detail}; `croupier audit` says where "
-                               "the log is at fault", "malformed"))
+        return _fail(args, Rejection("bad_log", f"these events cannot be replayed: {detail}; `croupier audit` says "
+                                     "where the log is at fault", "malformed"))
     if args.json:
         print(json.dumps({"game_id": envelopes[0].game_id, "to": end, "as": viewer,
                           "view": view, "moves": listing},
@@ -338,11 +349,12 @@ def cmd_fork(args: argparse.Namespace) -> int:
     cid = args.command_id or secrets.token_hex(12)
     try:
         envelopes = load(args)
+        _check_fork_point(args.game_id, envelopes, args.at)
         game_type = envelopes[0].game_type
         new_id = fork_id(game_type, args.game_id, args.at, cid)
         addresses = [args.rules] if args.rules else _replicas(game_type, new_id)
     except Rejection as exc:
-        return _fail(exc)
+        return _fail(args, exc)
 
     async def go():
         # Every replica Redis names, in turn: the client moves on from one that does not
@@ -364,12 +376,28 @@ def cmd_fork(args: argparse.Namespace) -> int:
             if exc.kind in RETRYABLE:
                 exc = Rejection(exc.code, f"{exc.message}; the fork may or may not have been made: run it again with "
                                 f"--command-id {cid} to get the same fork ({new_id}), made once", "unavailable")
-            return _fail(exc)
+            return _fail(args, exc)
         version, duplicate = made, True
     print(json.dumps({"game_id": new_id, "game_type": game_type, "command_id": cid,
                       "origin": {"game_id": args.game_id, "seq": args.at}, "version": version,
                       "duplicate": duplicate}))
     return 0
+
+
+def _check_fork_point(game_id: str, envelopes: list[Envelope], at: int) -> None:
+    """What the rules service would refuse of --at, told here from the log already read (the
+    service's answer came after its deadline, as a failure worth retrying): a seq of the
+    origin's log (ForkGame's bad_seq), where a command's events end (TableHost.fork's
+    mid_command)."""
+    last = envelopes[-1].seq
+    if not 1 <= at <= last:
+        raise Rejection("bad_seq", f"--at {at} is past the end of {game_id}'s log: at_seq must be 1..{last}",
+                        "malformed")
+    head = next((e for e in reversed(envelopes) if e.seq <= at and e.cause is not None), None)
+    if head is not None and head.command_end != at:
+        end = head.command_end
+        raise Rejection("mid_command", f"seq {at} is inside the events of one command ({head.seq}..{end}); "
+                        f"fork at {head.seq - 1} or {end}", "malformed")
 
 
 def _made_by(new_id: str, game_type: str, cid: str, args: argparse.Namespace) -> int | None:

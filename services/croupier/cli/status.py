@@ -11,7 +11,9 @@ import time
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("status", help="rules owners, projector lag and game counts (from Redis)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="machine-readable output: redis, kafka, kafka_answers, redis_answers, projector and games "
+                        "(per game: partitions, owners, table counts, snapshots)")
     p.set_defaults(func=cmd_status)
 
 

@@ -188,6 +188,38 @@ def test_redis_losing_its_data_is_restored_by_a_rebuild(kafka, redis_url, redis,
     assert snapshot(redis, prefix) == before
 
 
+def test_redis_losing_its_data_under_a_running_projector_is_folded_again_without_a_rebuild(
+        kafka, redis_url, redis, prefix, services, tmp_path):
+    """The same loss, no rebuild asked for and no restart seen (a flush, say): the projector's
+    record of offsets went with the data, which its once-a-second check of the record finds,
+    and it folds its partitions again from their start (no entry in the record: from the
+    start), also what an earlier projector folded (this one started after it). Before, the
+    read models stayed empty until an operator ran `croupier projector rebuild`."""
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
+    services.append(rules)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
+    earlier = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(earlier)
+    first = drive(addr, 3, 20, 25)
+    wait_caught_up(redis_url, prefix, [earlier])
+    earlier.stop()
+    projector = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(projector)
+    second = drive(addr, 3, 20, 26)
+    _wait_for_metas(redis, prefix, first + second)
+    wait_caught_up(redis_url, prefix, [projector])
+    before = snapshot(redis, prefix)
+    assert all(Keys(prefix).meta(g) in before for g in first + second)
+    assert before
+
+    doomed = [k for k in redis.scan_iter(match=f"{prefix}*") if b"croupier:" not in k]
+    redis.delete(*doomed)
+    deadline = time.monotonic() + 60
+    while snapshot(redis, prefix) != before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert snapshot(redis, prefix) == before
+
+
 def test_a_rebuild_while_no_projector_is_up_is_folded_by_the_next_one(kafka, redis_url, redis, prefix, services, tmp_path):
     """The dead projector is still a group member, so the rebuild cannot reset offsets: the
     next projector must see the unacknowledged rebuild and re-read from zero itself."""
@@ -773,6 +805,30 @@ def test_writes_lost_on_partitions_with_no_new_events_are_folded_again(kafka, re
         _wait_for_metas(redis, prefix, second, timeout_s=30)
         wait_caught_up(redis_url, prefix)
         _assert_projected(redis, kafka, prefix, first + second)
+
+
+def test_a_record_dropped_by_a_rebuild_is_not_taken_for_a_loss(kafka, redis_url, redis, prefix, services, tmp_path):
+    """A rebuild drops the record of offsets first, then the read models (which may take
+    minutes), then bumps its epoch. Marked as rebuilding meanwhile, the projectors do not take
+    the missing record for a loss (folding from zero into keys being dropped, only to do so
+    again at the epoch); without the mark, they do."""
+    with _projector_in_a_thread(kafka, redis_url, prefix, tmp_path, services, check_redis=False) as (addr, projector):
+        drive(addr, 2, 10, 140)
+        wait_caught_up(redis_url, prefix)
+        folds = []
+        fold_again = projector._fold_again
+        projector._fold_again = lambda consumer: (folds.append(time.monotonic()), fold_again(consumer))[1]
+        keys = Keys(prefix)
+        redis.set(keys.rebuilding(), "1", ex=60)
+        redis.delete(keys.offsets())
+        time.sleep(3.5)
+        during = len(folds)
+        redis.delete(keys.rebuilding())
+        deadline = time.monotonic() + 30
+        while not folds and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert during == 0
+    assert folds, "the record's loss was never folded again once no rebuild was marked"
 
 
 def test_a_fold_from_the_start_never_rolls_back_a_newer_stored_version(redis, prefix):

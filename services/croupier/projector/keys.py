@@ -49,6 +49,12 @@ class Keys:
     def epoch(self) -> str:
         return f"{self.p}projector:epoch"
 
+    def rebuilding(self) -> str:
+        """Set by `croupier projector rebuild` while it drops the read models (and the record
+        of offsets with them), until its epoch is bumped: the projectors then take a record
+        gone for the rebuild's, not for a loss to fold again from (service.py _check_record)."""
+        return f"{self.p}projector:rebuilding"
+
     def epoch_ack(self) -> str:
         return f"{self.p}projector:epoch_ack"
 

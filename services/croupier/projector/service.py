@@ -10,10 +10,11 @@ Where each partition's folded events end is also kept in Redis (`Keys.offsets`),
 the read models it covers and before the offsets are committed to Kafka: Redis's append-only
 file keeps its writes in order, so a Redis that comes back without its last second (a node
 lost between two fsyncs) has lost that record's last writes too, and a partition is read from
-there rather than from Kafka's committed offset, which is past the lost writes. A projector
-notices a Redis that restarted under it (redis-py reconnects by itself) by its run_id, and
-once a second checks that the record still holds what it wrote for its partitions (a loss with
-no restart seen, on a partition with no new events to commit).
+there rather than from Kafka's committed offset, which is past the lost writes. A partition
+the record has no entry for is read from its start (Redis lost the entry with what it covered,
+or everything). A projector notices a Redis that restarted under it (redis-py reconnects by
+itself) by its run_id, and once a second checks that the record still holds what it wrote for
+its partitions (a loss with no restart seen, on a partition with no new events to commit).
 """
 
 from __future__ import annotations
@@ -126,17 +127,14 @@ class Projector:
         self.rewound: set[TopicPartition] = set()
         self.redis_run_id: str | None = None  # the Redis process folded into (_check_redis)
         # Per assigned partition: the value of Redis's record of offsets as this projector last
-        # read or wrote it (None: no entry), which its next write expects (RECORD_OFFSETS), and
-        # the offset its fold of the partition started from since its assignment or last seek.
+        # read or wrote it (None: no entry), which its next write expects (RECORD_OFFSETS).
         self.recorded: dict[tuple[str, int], int | None] = {}
-        self.started: dict[tuple[str, int], int] = {}
         self._record = self.redis.register_script(RECORD_OFFSETS)
 
     def forget(self, partitions) -> None:
         gone = {TopicPartition(tp.topic, tp.partition) for tp in partitions}
         for tp in gone:
             self.recorded.pop((tp.topic, tp.partition), None)
-            self.started.pop((tp.topic, tp.partition), None)
         for gid in [g for g, tp in self.partition_of.items() if tp in gone]:
             self.cache.pop(gid, None)
             self.partition_of.pop(gid, None)
@@ -165,33 +163,27 @@ class Projector:
         stored = self._stored_offsets() if partitions else None
         for tp in partitions:
             key = (tp.topic, tp.partition)
-            self.started.pop(key, None)
             self.recorded[key] = (stored or {}).get(key)
-            # Where Redis's read models of the partition end; without an entry in Redis's
-            # record, librdkafka starts it from the group's committed offset.
-            if self._assigned_from_zero is None and self.recorded[key] is not None:
-                tp.offset = self.recorded[key]
+            # Where Redis's read models of the partition end: its entry in Redis's record, or
+            # its start without one (Redis lost the entry with the writes it covered, or
+            # everything, or no projector folded it yet). With Redis away, librdkafka starts
+            # it from the group's committed offset.
+            if self._assigned_from_zero is None and stored is not None:
+                tp.offset = self.recorded[key] if self.recorded[key] is not None else OFFSET_BEGINNING
         if self._assigned_from_zero is None and stored is not None:
-            self._record_start(consumer, [tp for tp in partitions if self.recorded[(tp.topic, tp.partition)] is None])
+            self._record_start([tp for tp in partitions if self.recorded[(tp.topic, tp.partition)] is None])
         consumer.assign(partitions)
         log.info("partitions_assigned", partitions=len(partitions), from_zero=self._assigned_from_zero is not None)
 
-    def _record_start(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    def _record_start(self, partitions: list[TopicPartition]) -> None:
         """Give Redis's record an entry, before any write of ours, for partitions it has none
-        for: the group's committed offset (0 if none), where they start. An entry made only
-        with a batch's writes could be lost with them (a Redis back without its last second),
-        and the partition would then go by the committed offset, past the lost writes."""
+        for: 0, where they start. An entry made only with a batch's writes could be lost with
+        them (a Redis back without its last second), and then be made again past them."""
         if not partitions:
             return
-        try:
-            committed = consumer.committed(partitions, timeout=5)
-        except KafkaException as exc:
-            log.warning("offsets_record_start_failed", error=str(exc))
-            return
-        starts = {(tp.topic, tp.partition): max(tp.offset, 0) for tp in committed}
         args: list = []
-        for (topic, partition), offset in starts.items():
-            args.extend((f"{topic}/{partition}", "", offset))
+        for tp in partitions:
+            args.extend((f"{tp.topic}/{tp.partition}", "", 0))
         try:
             moved = self._record(keys=[self.keys.offsets()], args=args)
         except redis.RedisError:
@@ -199,9 +191,7 @@ class Projector:
         if moved:
             return  # another projector wrote one meanwhile: the first commit finds out
         for tp in partitions:
-            key = (tp.topic, tp.partition)
-            self.recorded[key] = starts[key]
-            tp.offset = starts[key]
+            self.recorded[(tp.topic, tp.partition)] = 0
 
     def _stored_offsets(self) -> dict[tuple[str, int], int] | None:
         """Keys.offsets, read from Redis: where each partition's read models end. A partition
@@ -257,10 +247,10 @@ class Projector:
                         self.fold(consumer, batch)
                         self._commit(consumer, batch, self.rewound)
                     if time.monotonic() - last_lag > 1.0:
+                        last_lag = time.monotonic()
                         if self._check_redis(consumer) or self._check_record(consumer):
                             continue
                         self._report_lag(consumer)
-                        last_lag = time.monotonic()
                     if time.monotonic() - last_sweep > SWEEP_EVERY_S:
                         last_sweep = time.monotonic()
                         swept = self.models.sweep(self.game_ids, int(time.time() * 1000))
@@ -331,7 +321,7 @@ class Projector:
     def _check_redis(self, consumer: Consumer) -> bool:
         """Whether Redis restarted since the last look (a new run_id): then what it lost (the
         last second before a crash) is folded again, from where its record of offsets ends
-        (_fold_again; a Redis that lost everything needs `croupier projector rebuild`). True
+        (_fold_again; a Redis that lost everything, the record with it, from the start). True
         if it did."""
         run_id = self._run_id()
         if run_id is None or run_id == self.redis_run_id:
@@ -351,6 +341,8 @@ class Projector:
         stored = self._stored_offsets()
         if stored is None:
             return False  # Redis does not answer: the next round's error brings us back
+        if self.redis.exists(self.keys.rebuilding()):
+            return False  # a rebuild drops the record: its epoch rewinds everything next
         for tp in consumer.assignment():
             key = (tp.topic, tp.partition)
             known = self.recorded.get(key)
@@ -362,35 +354,24 @@ class Projector:
         return False
 
     def _fold_again(self, consumer: Consumer) -> None:
-        """Forget what is cached and go back to where Redis's read models end: for each
-        partition, Redis's record of offsets; for one whose entry this projector wrote and
-        Redis has lost, where its fold of the partition started; else the group's committed
-        offset. What was folded since then may not be in Redis (a Redis error, a restart)."""
-        started = dict(self.started)
+        """Forget what is cached and go back to where Redis's read models end: each partition
+        from its entry in Redis's record of offsets, or from its start where the record has
+        none (lost with the writes it covered, or with everything). What was folded since may
+        not be in Redis (a Redis error, a restart); folding again what it still holds changes
+        nothing, as every write is guarded by seq."""
         self._forget_all()
-        self._assigned_from_zero = None  # seeking to the committed offsets undoes that rewind
+        self._assigned_from_zero = None  # seeking to the record's offsets undoes that rewind
         assigned = consumer.assignment()
         if not assigned:
             return
         stored = self._stored_offsets()
         if stored is None:
             return  # Redis does not answer: the next round's error brings us back here
-        try:
-            committed = consumer.committed(assigned, timeout=10)
-        except KafkaException:
-            committed = [TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING) for tp in assigned]
-        for tp in committed:
+        for tp in assigned:
             key = (tp.topic, tp.partition)
-            offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
-            if key in stored:
-                offset = stored[key]
-            elif self.recorded.get(key) is not None:
-                # Its entry went with the writes it covered: from where this fold began.
-                offset = started.get(key, OFFSET_BEGINNING)
             self.recorded[key] = stored.get(key)
-            self.started.pop(key, None)
             try:
-                consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+                consumer.seek(TopicPartition(tp.topic, tp.partition, stored.get(key, OFFSET_BEGINNING)))
             except KafkaException:
                 pass  # not fetched yet: it starts from the committed offset anyway
 
@@ -423,7 +404,6 @@ class Projector:
         self.redis.hdel(self.keys.offsets(), *(f"{tp.topic}/{tp.partition}" for tp in assigned))
         for tp in assigned:
             self.recorded[(tp.topic, tp.partition)] = None
-            self.started[(tp.topic, tp.partition)] = 0
         # Make the rewind durable, so a partition that moves to another projector
         # before we re-fold it is re-read from zero there too.
         consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, 0) for tp in assigned], asynchronous=False)
@@ -448,7 +428,6 @@ class Projector:
             env = decode_record(msg.value())
             per_game[env.game_id].append((env, msg.offset()))
             where[env.game_id] = TopicPartition(msg.topic(), msg.partition())
-            self.started.setdefault((msg.topic(), msg.partition()), msg.offset())
         missing = [gid for gid in per_game if gid not in self.cache]
         loaded = self.models.load(self.hosts, missing)
         self.models.relist(loaded)  # listings a failure may have left behind their state
@@ -518,7 +497,6 @@ class Projector:
         if rewind and consumer is not None:
             self.forget(rewind)
             for tp in rewind:
-                self.started[(tp.topic, tp.partition)] = 0
                 try:
                     # Being fetched (its records are in this batch), so librdkafka can seek it.
                     consumer.seek(TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
@@ -672,9 +650,18 @@ def drop_keys(r: redis.Redis, patterns: list[str]) -> int:
     return dropped
 
 
+# How long the rebuild's mark (Keys.rebuilding) outlives a rebuild that died while dropping.
+REBUILDING_MARK_S = 3600
+
+
 def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wait_s: float) -> dict:
+    # Marked first: the projectors would take the record of offsets, dropped first, for a
+    # Redis that lost it, and fold from zero into keys being dropped, before the epoch's
+    # rewind does so again.
+    r.set(keys.rebuilding(), "1", ex=REBUILDING_MARK_S)
     dropped = drop_keys(r, keys.read_model_patterns())
     epoch = r.incr(keys.epoch())
+    r.delete(keys.rebuilding())
     # Projectors not running now start from zero too: their committed offsets go back to 0.
     group = GROUP if not settings.key_prefix else f"{settings.key_prefix}{GROUP}"
     reset = _reset_offsets(admin, group)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import grpc
 
 from croupier.engine.contract import Rejection
+from croupier.rules.errors import BUSY, BUSY_RETRY_S
 
 # kind -> (HTTP status, gRPC status code)
 KINDS: dict[str, tuple[int, grpc.StatusCode]] = {
@@ -62,7 +63,8 @@ class ApiError(Exception):
         if kind == "not_owner":
             # The router follows owners itself; one that still says so is passing trouble.
             kind = "unavailable"
-        return cls(kind, rejection.code, rejection.message, field=field)
+        retry_after = BUSY_RETRY_S if rejection.code in BUSY else None
+        return cls(kind, rejection.code, rejection.message, field=field, retry_after_s=retry_after)
 
 
 def bad_request(code: str, message: str, field: str | None = None) -> ApiError:

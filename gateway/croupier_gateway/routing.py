@@ -27,7 +27,7 @@ import structlog
 from croupier.engine.contract import Rejection
 from croupier.projector.keys import Keys
 from croupier.rules.client import CommandStream, RulesClient
-from croupier.rules.errors import RETRYABLE, Refusal, from_rpc_error
+from croupier.rules.errors import BUSY, RETRYABLE, Refusal, from_rpc_error
 from croupier.rules.store import partition_for
 
 log = structlog.get_logger("croupier.gateway")
@@ -122,8 +122,11 @@ class Router:
                     if stream is not None and stream.unsupported:
                         continue  # a replica without HandleCommands: the same move, unary, at once
                     rejection, owner = (error.rejection, error.owner) if isinstance(error, Refusal) else from_rpc_error(error)
-                    if rejection.kind not in RETRYABLE:
-                        self._count(method, rejection.kind)
+                    if rejection.kind not in RETRYABLE or rejection.code in BUSY:
+                        # Final, or the owner shedding load: tried again at once (and with
+                        # the owners read again) it would only add to what it sheds; the
+                        # caller is told to retry later (errors.ApiError: Retry-After).
+                        self._count(method, rejection.code if rejection.code in BUSY else rejection.kind)
                         raise rejection from None
                     last = rejection
                     if owner and owner != target and redirects < MAX_REDIRECTS:

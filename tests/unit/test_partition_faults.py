@@ -263,3 +263,29 @@ def test_a_partition_with_its_queue_full_refuses_more_at_once_and_serves_what_it
     # illegal or applied, but answered either way), and none was left waiting.
     assert len(answers) == 4 and all(not isinstance(a, asyncio.TimeoutError) for a in answers)
     assert not isinstance(answers[0], BaseException) and answers[0].first_seq == before + 1
+
+
+def test_the_queue_cap_counts_callers_commands_not_the_timers(monkeypatch):
+    # After an outage the owner's timers may queue an overdue Tick for each of thousands of
+    # games at once: counted against the cap, they made every caller's command
+    # partition_busy until they were drained.
+    monkeypatch.setattr(partition_mod, "MAX_QUEUED", 2)
+    log = _logged_game(_host(), "a")
+
+    async def main():
+        owner = await _owner(log)
+        loop = asyncio.get_running_loop()
+        try:
+            owner._task.cancel()  # nothing is taken from the queue meanwhile
+            for i in range(5):  # as _timers queues them
+                owner._queue.put_nowait(Pending("a", None, f"{partition_mod.TICK_ID}{i}:0", None, loop.create_future()))
+            move = _a_legal_move(owner, "a")
+            owner.submit(Pending("a", move, "c0", None, loop.create_future()))
+            owner.submit(Pending("a", move, "c1", None, loop.create_future()))
+            with pytest.raises(Rejection) as refused:
+                owner.submit(Pending("a", move, "c2", None, loop.create_future()))
+            return refused.value
+        finally:
+            await owner.stop("test")
+
+    assert asyncio.run(main()).code == "partition_busy"

@@ -207,6 +207,7 @@ class PartitionOwner:
         self._make_writer = make_writer
         self._writer: Any = None
         self._queue: asyncio.Queue[Pending] = asyncio.Queue()
+        self._callers_waiting = 0  # callers' commands in the queue (MAX_QUEUED), not the timers'
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"writer-{partition}")
         # Appends run on this partition's own thread unless the replica's partitions share
         # a pool (CROUPIER_RULES_APPEND_THREADS > 0; see Replica).
@@ -449,10 +450,11 @@ class PartitionOwner:
         if self.status != READY:
             raise Rejection(UNAVAILABLE if self.status == REBUILDING else NOT_OWNER,
                             f"partition {self.partition} is {self.status}", UNAVAILABLE if self.status == REBUILDING else NOT_OWNER)
-        if self._queue.qsize() >= MAX_QUEUED:
+        if self._callers_waiting >= MAX_QUEUED:
             raise Rejection("partition_busy", f"partition {self.partition} has {MAX_QUEUED} commands waiting; "
                             "retry the same command_id shortly", UNAVAILABLE)
         self._queue.put_nowait(item)
+        self._callers_waiting += 1
         if self._last_arrival is not None:
             gap = item.enqueued - self._last_arrival
             self._gap = gap if self._gap == float("inf") else self._gap + GAP_SMOOTHING * (gap - self._gap)
@@ -476,10 +478,16 @@ class PartitionOwner:
         self._unproven = 0
         self._paid += PAID_SMOOTHING * (float(company) - self._paid)
 
+    def _taken(self, item: Pending) -> Pending:
+        if not item.command_id.startswith(TIMER_ID_PREFIXES):
+            self._callers_waiting -= 1
+        return item
+
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
             batch = [await self._queue.get()]
+            self._taken(batch[0])
             try:
                 if self._pace is not None and self._pace.pause_s > 0:
                     pause = self._last_done + self._pace.pause_s - loop.time()
@@ -493,7 +501,7 @@ class PartitionOwner:
                 elif self._paid < COMPANY:
                     self._unproven += 1
                 while len(batch) < self._max_batch and not self._queue.empty():
-                    batch.append(self._queue.get_nowait())
+                    batch.append(self._taken(self._queue.get_nowait()))
                 await self._process(loop, batch)
                 self._last_done = loop.time()
                 if self._ended or (self.retired and self._forget_ms is not None):

@@ -28,6 +28,7 @@ from croupier.engine.codec import canonical_json
 from croupier.engine.contract import GameSpec, Rejection
 from croupier.engine.table import MAX_ENTROPY, MAX_PLAYER_NAME, TableHost
 from croupier.projector.keys import Keys
+from croupier.rules.errors import BUSY, RETRYABLE
 from croupier.v1 import rules_pb2
 from croupier_gateway.errors import ApiError, bad_request, forbidden, not_found, unauthenticated
 from croupier_gateway.fanout import Fanout
@@ -482,10 +483,17 @@ class Gateway(OperatorDesk):
         except SeatLost as exc:
             # The seat's record says this very token left it (left_mark): this is a retry of
             # that leave whose answer was lost (a dropped connection, a timeout), and it gets
-            # that answer again. Anything else (another holder, no record, the bare mark of an
-            # earlier gateway, which does not say whose leave it was) stays a 401.
+            # that answer again. A record that still names the token, the read models showing
+            # the seat free: a leave committed but never marked, whose retry the rules
+            # service's dedupe may answer (_leave_unmarked). Anything else (another holder, no
+            # record, the bare mark of an earlier gateway, which does not say whose leave it
+            # was) stays a 401.
+            if exc.claims.seat != seat:
+                raise
             left = left_by(exc.record)
-            if exc.claims.seat != seat or left is None or left[0] != exc.claims.jti:
+            if left is None and exc.record == exc.claims.jti and command_id is not None:
+                return await self._leave_unmarked(exc, game_id, seat, command_id)
+            if left is None or left[0] != exc.claims.jti:
                 raise
             version = left[1]
             await self.wait_projected(game_id, version)
@@ -499,10 +507,62 @@ class Gateway(OperatorDesk):
                                              command_id=f"leave:{seat}:{cid}")
         response = await self._call(game_type, game_id, "LeaveSeat", request)
         version = int(response.result.version)
-        await self.reads.drop_holder(game_id, seat, claims.jti, self.s.token_ttl_s, version=version)
-        self.holders.forget(game_id)
+        await self._mark_left(game_id, seat, claims.jti, version)
         await self.wait_projected(game_id, version)
         return {"game_id": game_id, "seat": seat, "version": version, "duplicate": bool(response.result.duplicate)}
+
+    async def _leave_unmarked(self, lost: SeatLost, game_id: str, seat: int, command_id: Any) -> dict[str, Any]:
+        """A retried leave whose first try committed but was never marked (the answer lost
+        before drop_holder: the router's deadline ran out after the commit, or Redis failed),
+        the read models having caught up since: the seat's record still names the token, and
+        the read models show the seat free. The leave goes to the rules service again, with
+        the same command_id and the version at which the read models show the seat free as its
+        expected_version: a command_id seen before is answered (duplicate) whatever the
+        version, and a fresh leave cannot remove anyone, since at that version the seat is
+        free (seat_empty) and at any later one the version differs (version_conflict: someone
+        may have joined since). A refusal is the 401 it would have been."""
+        claims = lost.claims
+        cid = check_command_id(command_id, required=False)
+        # One read of the record and the seat's join: still this token's record, and the read
+        # models past the token's join and naming no join for the seat (0: left; a missing
+        # field, as from a projector that does not write it, proves nothing).
+        holder, version, joined = await self.reads.holder_and_join(game_id, seat)
+        if holder != claims.jti or version is None or version < claims.join or joined != 0:
+            raise lost
+        game_type = await self.game_type_of(game_id)
+        request = rules_pb2.LeaveSeatRequest(game_type=game_type, game_id=game_id, seat=seat,
+                                             command_id=f"leave:{seat}:{cid}", expected_version=version)
+        try:
+            response = await self.router.call(game_type, game_id, "LeaveSeat", request)
+        except Rejection as rej:
+            if rej.kind in RETRYABLE or rej.code in BUSY:
+                raise ApiError.from_rejection(rej) from None  # no answer yet: the client retries
+            log.info("seat_leave_retry_refused", game_id=game_id, seat=seat, code=rej.code)
+            raise lost from None
+        result = response.result
+        left_at = int(result.version)
+        if result.duplicate and left_at <= claims.join:
+            # The command_id's leave came before this token's join (a former holder's leave
+            # with the same command_id): not this token's.
+            raise lost
+        if not result.duplicate:
+            # Cannot be: the seat is free at the expected version. Committed all the same, so
+            # it is answered as the leave it is.
+            log.error("seat_leave_retry_committed", game_id=game_id, seat=seat, version=left_at)
+        await self._mark_left(game_id, seat, claims.jti, left_at)
+        await self.wait_projected(game_id, left_at)
+        log.info("seat_leave_repeated", game_id=game_id, seat=seat, unmarked=True)
+        return {"game_id": game_id, "seat": seat, "version": left_at, "duplicate": bool(result.duplicate)}
+
+    async def _mark_left(self, game_id: str, seat: int, jti: str, version: int) -> None:
+        """drop_holder after a committed leave. Redis failing is logged, not answered: the
+        leave is committed, and once projected the read models refuse the token anyway (whose
+        retry _leave_unmarked answers)."""
+        try:
+            await self.reads.drop_holder(game_id, seat, jti, self.s.token_ttl_s, version=version)
+        except RedisError as exc:
+            log.warning("seat_leave_unmarked", game_id=game_id, seat=seat, version=version, error=type(exc).__name__)
+        self.holders.forget(game_id)
 
     # -- play -----------------------------------------------------------------------------
 

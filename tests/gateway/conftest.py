@@ -180,6 +180,9 @@ class FakeRouter:
         self.refuse_creates = 0
         self.feed_views = True  # False: publish as a projector of an earlier version (the version alone)
         self.projecting = True  # False: commands change the tables but not the read models (a projector behind)
+        # The next this many writes commit (and are projected) but answer UNAVAILABLE, as a
+        # router whose deadline ran out after the rules service committed.
+        self.lose_answers = 0
 
     async def call(self, game_type, game_id, method, request):
         from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat
@@ -221,7 +224,8 @@ class FakeRouter:
             import json
 
             cmd = table.host.decode_action(json.loads(request.action_json), request.seat)
-        expected = request.expected_version if method == "HandleCommand" and request.HasField("expected_version") else None
+        expected = (request.expected_version if method in ("HandleCommand", "LeaveSeat") and request.HasField("expected_version")
+                    else None)
         # A command_id seen before gets its original result, marked, as from a rules replica.
         duplicate = bool(request.command_id) and request.command_id in table._seen
         envs = table.handle(cmd, command_id=request.command_id, expected_version=expected)
@@ -230,6 +234,9 @@ class FakeRouter:
         result = rules_pb2.CommandResult(game_id=game_id, first_seq=envs[0].seq, last_seq=envs[-1].seq,
                                          version=envs[-1].seq if duplicate else table.state.version,
                                          duplicate=duplicate)
+        if self.lose_answers:
+            self.lose_answers -= 1
+            raise Rejection("unavailable", "the rules service did not answer in time", "unavailable")
         return getattr(rules_pb2, f"{method}Response")(result=result)
 
     async def owner_of(self, game_type, game_id, refresh=False):

@@ -10,6 +10,7 @@ import pytest
 
 from croupier.engine.contract import Rejection
 from croupier.v1 import rules_pb2
+from croupier_gateway.reads import left_by
 
 OP = {"authorization": "Bearer op-secret"}
 
@@ -241,7 +242,7 @@ def leave(client, gid, seat, token, command_id=None):
 
 def committed_leaves(router, gid):
     """(LeaveSeat calls that reached the rules service, SeatLeft events in the game's log)."""
-    calls = sum(method == "LeaveSeat" for method, _ in router.calls)
+    calls = sum(method == "LeaveSeat" and request.game_id == gid for method, request in router.calls)
     return calls, sum(env.type == "SeatLeft" for env in router.tables[gid].log.read(gid))
 
 
@@ -314,6 +315,135 @@ def test_a_left_token_whose_seat_was_taken_again_is_still_refused_and_removes_no
     assert error(leave(client, gid, 0, t0, "leave-a"), 401)["code"] == "unauthenticated"
     assert leave(client, gid, 0, tb, "leave-b").json()["duplicate"] is True
     assert committed_leaves(router, gid) == (2, 2)
+
+
+def lost_before_the_mark(client, fake_stack, gid, token, command_id):
+    """A leave of seat 0 that the rules service commits (and the projector shows) but whose
+    answer the gateway never gets (the router's deadline ran out after the commit): a 503, and
+    the seat's record still names the token. The leave's version."""
+    _, _, sredis, router = fake_stack
+    gw = client.app.state.holder["gw"]
+    router.lose_answers = 1
+    assert error(leave(client, gid, 0, token, command_id), 503)["code"] == "unavailable"
+    assert router.lose_answers == 0
+    assert sredis.hget(gw.reads.seats_key(gid), "0").decode() == gw.signer.verify(token).jti  # no mark
+    assert router.tables[gid].log.read(gid)[-1].type == "SeatLeft"
+    return router.tables[gid].state.version
+
+
+def test_a_leave_committed_but_answered_503_before_its_mark_is_answered_duplicate_when_retried(client, fake_stack):
+    """The leave committed, the gateway answered 503 before marking it, and the projection
+    caught up: the read models no longer give the token its seat, so the retry (the bundled
+    clients retry a 503 with the same command_id) was refused 401 although the leave was done.
+    It goes to the rules service now, with the version at which the read models show the seat
+    free as its expected_version, and the command_id's dedupe answers it."""
+    router = fake_stack[3]
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    client.post(f"/v1/tables/{gid}/seats/1", json={"player": "b"})
+    version = lost_before_the_mark(client, fake_stack, gid, t0, "leave-a")
+    assert error(client.get(f"/v1/tables/{gid}/view", headers=bearer(t0)), 401)["code"] == "unauthenticated"
+    again = leave(client, gid, 0, t0, "leave-a")
+    assert again.status_code == 200, again.text  # was 401 unauthenticated
+    assert again.json() == {"game_id": gid, "seat": 0, "version": version, "duplicate": True}
+    assert committed_leaves(router, gid) == (2, 1)  # sent again, appended once
+    sent = router.calls[-1][1]
+    assert sent.command_id == "leave:0:leave-a" and sent.HasField("expected_version") and sent.expected_version == version
+    # Marked now: a further retry is answered from the mark, without the rules service.
+    assert leave(client, gid, 0, t0, "leave-a").json() == again.json()
+    assert committed_leaves(router, gid) == (2, 1)
+    table = client.get(f"/v1/tables/{gid}").json()
+    assert table["free_seats"] == 2 and table["players"][0] is None
+
+
+def test_an_unmarked_leave_retried_after_the_seat_was_taken_again_removes_no_one(client, fake_stack):
+    """As above, but another player takes the seat before the retry. Recorded by the gateway,
+    the new holder's record refuses the retry at once. Committed but not projected or
+    recorded yet (the read models still show the seat free at the version the gateway sends),
+    a fresh leave is refused version_conflict by the rules service and the retry stays a 401,
+    the new player keeping the seat; the same command_id is still answered as the leave that
+    it was, without touching the seat."""
+    _, _, sredis, router = fake_stack
+    gw = client.app.state.holder["gw"]
+    # Taken through the gateway: the record names the new holder.
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    lost_before_the_mark(client, fake_stack, gid, t0, "leave-a")
+    tb = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "b"}).json()["token"]
+    assert error(leave(client, gid, 0, t0, "leave-a"), 401)["code"] == "unauthenticated"
+    assert committed_leaves(router, gid) == (1, 1)
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(tb)).json()["seat"] == 0
+    # Taken by a join the read models and the record do not show yet.
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    free_at = lost_before_the_mark(client, fake_stack, gid, t0, "leave-a")
+    router.projecting = False
+    asyncio.run(router.call("pebbles", gid, "JoinSeat", rules_pb2.JoinSeatRequest(
+        game_type="pebbles", game_id=gid, seat=0, player="c", command_id="join-c")))
+    router.projecting = True
+    assert error(leave(client, gid, 0, t0, "leave-a2"), 401)["code"] == "unauthenticated"
+    calls, left = committed_leaves(router, gid)
+    assert (calls, left) == (2, 1)  # sent, refused: nothing appended
+    assert router.calls[-1][1].expected_version == free_at
+    assert router.tables[gid].state.players[0]["player"] == "c"
+    again = leave(client, gid, 0, t0, "leave-a")
+    assert again.json() == {"game_id": gid, "seat": 0, "version": free_at, "duplicate": True}
+    assert committed_leaves(router, gid) == (3, 1)
+    assert router.tables[gid].state.players[0]["player"] == "c"
+    assert left_by(sredis.hget(gw.reads.seats_key(gid), "0").decode()) == (gw.signer.verify(t0).jti, free_at)
+
+
+def test_an_unmarked_leave_retried_with_another_command_id_is_refused_seat_empty(client, fake_stack):
+    """A new command_id after such a leave is a fresh leave of a free seat: the rules service
+    refuses it (seat_empty), the retry is the 401 it was, and nothing is appended."""
+    router = fake_stack[3]
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    version = lost_before_the_mark(client, fake_stack, gid, t0, "leave-a")
+    refused = []
+    call = router.call
+
+    async def recording(game_type, game_id, method, request):
+        try:
+            return await call(game_type, game_id, method, request)
+        except Rejection as rej:
+            refused.append(rej.code)
+            raise
+
+    router.call = recording
+    assert error(leave(client, gid, 0, t0, "leave-b"), 401)["code"] == "unauthenticated"
+    assert refused == ["seat_empty"]
+    assert committed_leaves(router, gid) == (2, 1)
+    assert router.tables[gid].state.version == version
+    # Without a command_id there is nothing to dedupe: refused at once, as before.
+    assert error(leave(client, gid, 0, t0), 401)["code"] == "unauthenticated"
+    assert committed_leaves(router, gid) == (2, 1)
+
+
+def test_a_committed_leave_whose_mark_fails_is_still_answered(client, fake_stack, monkeypatch):
+    """drop_holder raising a Redis error after the leave committed was a 503 for a leave that
+    was done. It is logged and the leave answered; the retry of the unmarked leave is answered
+    through the rules service's dedupe once the read models show the seat free."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    router = fake_stack[3]
+    gw = client.app.state.holder["gw"]
+    gid = create(client, 3)
+    t0 = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a"}).json()["token"]
+    drop_holder = gw.reads.drop_holder
+
+    async def failing(*args, **kwargs):
+        raise RedisConnectionError("Redis went away")
+
+    monkeypatch.setattr(gw.reads, "drop_holder", failing)
+    first = leave(client, gid, 0, t0, "leave-a")
+    assert first.status_code == 200, first.text  # was 503
+    version = router.tables[gid].state.version
+    assert first.json() == {"game_id": gid, "seat": 0, "version": version, "duplicate": False}
+    assert error(client.get(f"/v1/tables/{gid}/view", headers=bearer(t0)), 401)["code"] == "unauthenticated"
+    monkeypatch.setattr(gw.reads, "drop_holder", drop_holder)
+    assert leave(client, gid, 0, t0, "leave-a").json() == {**first.json(), "duplicate": True}
+    assert committed_leaves(router, gid) == (2, 1)
 
 
 def test_a_seat_marked_left_by_an_earlier_gateway_still_refuses_its_token(client, fake_stack):

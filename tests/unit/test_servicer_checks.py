@@ -341,3 +341,42 @@ def test_a_fork_the_rules_fail_on_is_refused_as_not_understood_not_as_a_read_to_
     assert refused.code == grpc.StatusCode.INVALID_ARGUMENT
     rejection, _ = refused.rejection()
     assert rejection.code == "command_not_understood" and "TypeError" in rejection.message
+
+
+def test_a_leave_with_an_expected_version_is_refused_at_another_version_and_a_seen_one_answered_whatever_it():
+    """LeaveSeat's expected_version, as HandleCommand's: a leave at another version is refused
+    ABORTED (version_conflict), and a command_id seen before is answered with its result,
+    marked duplicate, whatever version it names (the gateway retries an unmarked leave so).
+    Before, the field did not exist and a leave was taken at any version."""
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1))
+        gid = _id_in((0, 1), prefix="leave")
+        try:
+            await call(svc.CreateGame, rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2, command_id="c"))
+            joined = await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0,
+                                                                       player="a", command_id="j"))
+            at = joined.result.version
+
+            def leave(command_id, expected=None):
+                request = rules_pb2.LeaveSeatRequest(game_type=GAME, game_id=gid, seat=0, command_id=command_id)
+                if expected is not None:
+                    request.expected_version = expected
+                return call(svc.LeaveSeat, request)
+
+            stale = await leave("l", at - 1)
+            still_seated = parts[partition_for(gid, 4)].games[gid].state.players[0] is not None
+            left = await leave("l", at)
+            again = await leave("l", at - 1)
+            empty = await leave("l2", left.result.version)
+            return at, stale, still_seated, left, again, empty
+        finally:
+            await stop(parts)
+
+    at, stale, still_seated, left, again, empty = asyncio.run(main())
+    assert still_seated, "a leave at a stale version was taken"
+    assert stale.code == grpc.StatusCode.ABORTED and stale.rejection()[0].code == "version_conflict"
+    assert left.result.version == at + 1 and not left.result.duplicate
+    assert again.result.duplicate and again.result.version == left.result.version
+    # A fresh leave of the free seat at its version: refused as the seat is free.
+    assert empty.rejection()[0].code == "seat_empty"

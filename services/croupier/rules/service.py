@@ -230,7 +230,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
     async def LeaveSeat(self, request, context):
         cmd = LeaveSeat(seat=request.seat)
-        result = await self._write("LeaveSeat", context, request.game_type, request.game_id, request.command_id, command=cmd)
+        # As a move's: a stale version is refused, a command_id seen before answered whatever it.
+        expected = request.expected_version if request.HasField("expected_version") else None
+        result = await self._write("LeaveSeat", context, request.game_type, request.game_id, request.command_id,
+                                   command=cmd, expected_version=expected)
         return rules_pb2.LeaveSeatResponse(result=result) if result else rules_pb2.LeaveSeatResponse()
 
     async def ForceEnd(self, request, context):

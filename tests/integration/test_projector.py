@@ -220,6 +220,32 @@ def test_redis_losing_its_data_under_a_running_projector_is_folded_again_without
     assert snapshot(redis, prefix) == before
 
 
+def test_redis_losing_its_data_while_no_projector_runs_is_folded_by_the_next_one(kafka, redis_url, redis, prefix,
+                                                                                 services, tmp_path):
+    """The loss while no projector is up: the next one finds no record of offsets, so it reads
+    every partition from its start, not from the group's committed offsets (past everything
+    that was lost). No rebuild is run."""
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
+    services.append(rules)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
+    earlier = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(earlier)
+    games = drive(addr, 3, 20, 27)
+    _wait_for_metas(redis, prefix, games)
+    wait_caught_up(redis_url, prefix, [earlier])
+    before = snapshot(redis, prefix)
+    earlier.stop()
+
+    doomed = [k for k in redis.scan_iter(match=f"{prefix}*") if b"croupier:" not in k]
+    redis.delete(*doomed)
+    projector = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(projector)
+    deadline = time.monotonic() + 60
+    while snapshot(redis, prefix) != before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert snapshot(redis, prefix) == before
+
+
 def test_a_rebuild_while_no_projector_is_up_is_folded_by_the_next_one(kafka, redis_url, redis, prefix, services, tmp_path):
     """The dead projector is still a group member, so the rebuild cannot reset offsets: the
     next projector must see the unacknowledged rebuild and re-read from zero itself."""

@@ -152,6 +152,25 @@ def test_a_seat_holders_record_tells_a_holder_from_a_leave_and_whose_leave_it_wa
         assert left_by(record) is None
 
 
+async def _seat_0_followed(a: Gateway, seats: int):
+    """A new pebbles table of `seats`, seat 0 joined, and a task following seat 0's stream:
+    (game id, token, its claims, the views it got, the error that ended it if any, the task)."""
+    gid = (await a.create_table("pebbles", seats, {}))["game_id"]
+    t0 = (await a.join(gid, 0))["token"]
+    c0 = a.signer.verify(t0)
+    got: list = []
+    ended: list = []
+
+    async def follow():
+        try:
+            async for snap in a.updates(gid, c0, 0):
+                got.append(snap)
+        except ApiError as exc:
+            ended.append(exc)
+
+    return gid, t0, c0, got, ended, asyncio.create_task(follow())
+
+
 @pytest.mark.parametrize("form", ["earlier", "current"])
 def test_a_seat_marked_left_ends_its_tokens_stream_and_refuses_it(fake_stack, form):
     """Either form of the mark (the bare "-" of an earlier gateway, still in Redis during a
@@ -161,20 +180,7 @@ def test_a_seat_marked_left_ends_its_tokens_stream_and_refuses_it(fake_stack, fo
     _, _, sredis, _ = fake_stack
 
     async def scenario(a: Gateway):
-        gid = (await a.create_table("pebbles", 3, {}))["game_id"]
-        t0 = (await a.join(gid, 0))["token"]
-        c0 = a.signer.verify(t0)
-        got: list = []
-        ended: list = []
-
-        async def follow():
-            try:
-                async for snap in a.updates(gid, c0, 0):
-                    got.append(snap)
-            except ApiError as exc:
-                ended.append(exc)
-
-        task = asyncio.create_task(follow())
+        gid, t0, c0, got, ended, task = await _seat_0_followed(a, 3)
         await until(lambda: got and a.hub.stamp(a.keys.feed(gid)) is not None, "the seat's first view")
         assert (await a.seat_claims(t0, gid)).seat == 0
         assert a.holders.get(gid, 0) == c0.jti  # cached while the feed is live
@@ -436,19 +442,7 @@ def test_a_stream_whose_seat_another_join_took_gets_none_of_its_views_though_the
     async def scenario(a: Gateway):
         from croupier.v1 import rules_pb2
 
-        gid = (await a.create_table("pebbles", 2, {}))["game_id"]
-        t0 = (await a.join(gid, 0))["token"]
-        c0 = a.signer.verify(t0)
-        got: list = []
-        ended: list = []
-
-        async def follow():
-            try:
-                async for snap in a.updates(gid, c0, 0):
-                    got.append(snap)
-            except ApiError as exc:
-                ended.append(exc)
-
+        gid, t0, c0, got, ended, task = await _seat_0_followed(a, 2)
         watched: list = []
 
         async def spectate():  # keeps the game's room, and its feed subscription, alive here
@@ -456,7 +450,6 @@ def test_a_stream_whose_seat_another_join_took_gets_none_of_its_views_though_the
                 watched.append(snap)
 
         spectator = asyncio.create_task(spectate())
-        task = asyncio.create_task(follow())
         await until(lambda: got and watched, "the seat's and the spectator's first views")
         # The leave, and the next player's join, reach the rules service (and the read models)
         # without this gateway's record of holders hearing of either.

@@ -83,17 +83,35 @@ def expected_views(kafka: str, prefix: str, game: str = GAME) -> dict[str, dict]
     return out
 
 
+def _rules_and_projector(kafka: str, redis_url: str, prefix: str, tmp_path, services) -> tuple[str, object]:
+    """A rules replica of GAME serving every partition, and a projector process: (the
+    replica's address, the projector)."""
+    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
+    services.append(rules)
+    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
+    projector = start_projector(kafka, redis_url, prefix, tmp_path)
+    services.append(projector)
+    return addr, projector
+
+
+def _lose_everything(redis, prefix: str) -> None:
+    """Redis loses every key of this namespace but the rules replicas' owners."""
+    redis.delete(*[k for k in redis.scan_iter(match=f"{prefix}*") if b"croupier:" not in k])
+
+
+def _until_snapshot_is(redis, prefix: str, expected: dict, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while snapshot(redis, prefix) != expected and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
 def settings_for(kafka: str, redis_url: str, prefix: str) -> ProjectorSettings:
     return ProjectorSettings(redis_url=redis_url, key_prefix=prefix, finished_ttl_s=0, metrics_port=0, max_records=5000,
                              kafka=KafkaSettings(bootstrap=kafka, topic_prefix=prefix, partitions=PARTITIONS))
 
 
 def test_killed_and_restarted_projector_converges_to_the_log_and_to_a_rebuild(kafka, redis_url, redis, prefix, services, tmp_path):
-    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
-    services.append(rules)
-    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    projector = start_projector(kafka, redis_url, prefix, tmp_path)
-    services.append(projector)
+    addr, projector = _rules_and_projector(kafka, redis_url, prefix, tmp_path, services)
 
     import threading
 
@@ -168,19 +186,14 @@ def test_a_projector_taking_two_records_a_batch_catches_up_to_the_log(kafka, red
 
 
 def test_redis_losing_its_data_is_restored_by_a_rebuild(kafka, redis_url, redis, prefix, services, tmp_path):
-    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
-    services.append(rules)
-    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    projector = start_projector(kafka, redis_url, prefix, tmp_path)
-    services.append(projector)
+    addr, projector = _rules_and_projector(kafka, redis_url, prefix, tmp_path, services)
     drive(addr, 4, 25, 20)
     wait_caught_up(redis_url, prefix, [projector])
     before = snapshot(redis, prefix)
     assert before
 
     # Redis loses everything of this namespace while the projector runs.
-    doomed = [k for k in redis.scan_iter(match=f"{prefix}*") if b"croupier:" not in k]
-    redis.delete(*doomed)
+    _lose_everything(redis, prefix)
     assert snapshot(redis, prefix) == {}
 
     out = rebuild(settings_for(kafka, redis_url, prefix))
@@ -195,11 +208,7 @@ def test_redis_losing_its_data_under_a_running_projector_is_folded_again_without
     and it folds its partitions again from their start (no entry in the record: from the
     start), also what an earlier projector folded (this one started after it). Before, the
     read models stayed empty until an operator ran `croupier projector rebuild`."""
-    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
-    services.append(rules)
-    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    earlier = start_projector(kafka, redis_url, prefix, tmp_path)
-    services.append(earlier)
+    addr, earlier = _rules_and_projector(kafka, redis_url, prefix, tmp_path, services)
     first = drive(addr, 3, 20, 25)
     wait_caught_up(redis_url, prefix, [earlier])
     earlier.stop()
@@ -212,11 +221,8 @@ def test_redis_losing_its_data_under_a_running_projector_is_folded_again_without
     assert all(Keys(prefix).meta(g) in before for g in first + second)
     assert before
 
-    doomed = [k for k in redis.scan_iter(match=f"{prefix}*") if b"croupier:" not in k]
-    redis.delete(*doomed)
-    deadline = time.monotonic() + 60
-    while snapshot(redis, prefix) != before and time.monotonic() < deadline:
-        time.sleep(0.5)
+    _lose_everything(redis, prefix)
+    _until_snapshot_is(redis, prefix, before)
     assert snapshot(redis, prefix) == before
 
 
@@ -225,35 +231,24 @@ def test_redis_losing_its_data_while_no_projector_runs_is_folded_by_the_next_one
     """The loss while no projector is up: the next one finds no record of offsets, so it reads
     every partition from its start, not from the group's committed offsets (past everything
     that was lost). No rebuild is run."""
-    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
-    services.append(rules)
-    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    earlier = start_projector(kafka, redis_url, prefix, tmp_path)
-    services.append(earlier)
+    addr, earlier = _rules_and_projector(kafka, redis_url, prefix, tmp_path, services)
     games = drive(addr, 3, 20, 27)
     _wait_for_metas(redis, prefix, games)
     wait_caught_up(redis_url, prefix, [earlier])
     before = snapshot(redis, prefix)
     earlier.stop()
 
-    doomed = [k for k in redis.scan_iter(match=f"{prefix}*") if b"croupier:" not in k]
-    redis.delete(*doomed)
+    _lose_everything(redis, prefix)
     projector = start_projector(kafka, redis_url, prefix, tmp_path)
     services.append(projector)
-    deadline = time.monotonic() + 60
-    while snapshot(redis, prefix) != before and time.monotonic() < deadline:
-        time.sleep(0.5)
+    _until_snapshot_is(redis, prefix, before)
     assert snapshot(redis, prefix) == before
 
 
 def test_a_rebuild_while_no_projector_is_up_is_folded_by_the_next_one(kafka, redis_url, redis, prefix, services, tmp_path):
     """The dead projector is still a group member, so the rebuild cannot reset offsets: the
     next projector must see the unacknowledged rebuild and re-read from zero itself."""
-    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
-    services.append(rules)
-    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    projector = start_projector(kafka, redis_url, prefix, tmp_path)
-    services.append(projector)
+    addr, projector = _rules_and_projector(kafka, redis_url, prefix, tmp_path, services)
     drive(addr, 3, 20, 30)
     wait_caught_up(redis_url, prefix, [projector])
     before = snapshot(redis, prefix)
@@ -288,11 +283,7 @@ def test_a_rebuild_waits_for_every_projector_of_the_group(kafka, redis_url, redi
     its own is not the rebuild caught up; --wait names the partitions still waiting."""
     import signal
 
-    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
-    services.append(rules)
-    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    first = start_projector(kafka, redis_url, prefix, tmp_path)
-    services.append(first)
+    addr, first = _rules_and_projector(kafka, redis_url, prefix, tmp_path, services)
     ids = drive(addr, 4, 20, 40)
     wait_caught_up(redis_url, prefix, [first])
     second = start_projector(kafka, redis_url, prefix, tmp_path)
@@ -720,11 +711,7 @@ def test_a_projector_started_on_a_redis_that_lost_its_last_writes_folds_them_aga
     node lost in between comes back without its last second, while the projector's offsets in
     Kafka are already past it. The projector starts from its record of offsets in Redis, which
     was lost with those writes, so it folds them again."""
-    rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
-    services.append(rules)
-    wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    projector = start_projector(kafka, redis_url, prefix, tmp_path)
-    services.append(projector)
+    addr, projector = _rules_and_projector(kafka, redis_url, prefix, tmp_path, services)
     first = drive(addr, 3, 15, 50)
     wait_caught_up(redis_url, prefix, [projector])
     saved = _save(redis, prefix)

@@ -728,6 +728,18 @@ def test_a_projector_started_on_a_redis_that_lost_its_last_writes_folds_them_aga
     _assert_projected(redis, kafka, prefix, first + second)
 
 
+def _played_then_tail_lost(addr: str, redis_url: str, redis, prefix: str, seeds: tuple[int, int]):
+    """Two batches of games played and folded, then Redis back without the second batch's
+    writes (its last second, as after a crash): (the first batch's ids, the second's)."""
+    first = drive(addr, 3, 15, seeds[0])
+    wait_caught_up(redis_url, prefix)
+    saved = _save(redis, prefix)
+    second = drive(addr, 3, 15, seeds[1])
+    wait_caught_up(redis_url, prefix)
+    _lose_the_tail(redis, prefix, saved)
+    return first, second
+
+
 @contextlib.contextmanager
 def _projector_in_a_thread(kafka: str, redis_url: str, prefix: str, tmp_path, services, *, check_redis: bool = True):
     """A rules replica of GAME, and a projector running in this process (so a test can reach
@@ -766,12 +778,7 @@ def test_a_running_projector_folds_again_what_a_restarted_redis_lost(kafka, redi
     folded into again from that Redis's record of offsets. (One Redis serves every test here,
     so its restart is played by the projector having known another run_id.)"""
     with _projector_in_a_thread(kafka, redis_url, prefix, tmp_path, services) as (addr, projector):
-        first = drive(addr, 3, 15, 70)
-        wait_caught_up(redis_url, prefix)
-        saved = _save(redis, prefix)
-        second = drive(addr, 3, 15, 80)
-        wait_caught_up(redis_url, prefix)
-        _lose_the_tail(redis, prefix, saved)
+        first, second = _played_then_tail_lost(addr, redis_url, redis, prefix, seeds=(70, 80))
         projector.redis_run_id = "the run_id of the Redis before its restart"
         _wait_for_metas(redis, prefix, second)
         wait_caught_up(redis_url, prefix)
@@ -786,12 +793,7 @@ def test_a_projector_whose_redis_lost_its_last_writes_does_not_commit_past_them(
     partitions are folded again from where Redis's record says."""
     # (The restart detection off: this test is about the record alone.)
     with _projector_in_a_thread(kafka, redis_url, prefix, tmp_path, services, check_redis=False) as (addr, _):
-        first = drive(addr, 3, 15, 90)
-        wait_caught_up(redis_url, prefix)
-        saved = _save(redis, prefix)
-        second = drive(addr, 3, 15, 100)
-        wait_caught_up(redis_url, prefix)
-        _lose_the_tail(redis, prefix, saved)
+        first, second = _played_then_tail_lost(addr, redis_url, redis, prefix, seeds=(90, 100))
         # Other games, on the partitions whose last writes were lost: their batches commit
         # there, over a record that moved (games of other partitions alone would not show it).
         from croupier.rules.store import partition_for
@@ -808,12 +810,7 @@ def test_writes_lost_on_partitions_with_no_new_events_are_folded_again(kafka, re
     the record moved. Before, those games stayed lost until a rebuild; now the projector
     checks its record once a second and folds again what it covered."""
     with _projector_in_a_thread(kafka, redis_url, prefix, tmp_path, services, check_redis=False) as (addr, _):
-        first = drive(addr, 3, 15, 120)
-        wait_caught_up(redis_url, prefix)
-        saved = _save(redis, prefix)
-        second = drive(addr, 3, 15, 130)
-        wait_caught_up(redis_url, prefix)
-        _lose_the_tail(redis, prefix, saved)
+        first, second = _played_then_tail_lost(addr, redis_url, redis, prefix, seeds=(120, 130))
         assert not any(redis.exists(Keys(prefix).meta(g)) for g in second)
         _wait_for_metas(redis, prefix, second, timeout_s=30)
         wait_caught_up(redis_url, prefix)

@@ -97,11 +97,8 @@ def test_a_fork_above_the_record_limit_says_so():
     async def main():
         owner = await _owner(log, writer, max_record_bytes=LIMIT)
         try:
-            loop = asyncio.get_running_loop()
-            item = Pending("f", None, "fork", None, loop.create_future(), fork={"origin": origin, "seed": "ab" * 32})
-            owner.submit(item)
             with pytest.raises(Rejection) as refused:
-                await asyncio.wait_for(item.future, 30)
+                owner.prepare_fork("f", origin, "ab" * 32, "fork")  # as ForkGame makes it, off the loop
             return refused.value
         finally:
             await owner.stop("test")

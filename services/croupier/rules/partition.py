@@ -140,6 +140,7 @@ class PreparedFork:
     envs: list[Envelope]
     state: Any
     values: list[bytes] | None
+    origin_events: int  # how many of the origin's events the fork carries (too_large's message)
 
 
 @dataclass
@@ -150,7 +151,7 @@ class Pending:
     expected_version: int | None
     future: asyncio.Future
     create: dict | None = None
-    fork: dict | None = None
+    fork: PreparedFork | None = None
     enqueued: float = field(default_factory=time.perf_counter)
 
 
@@ -902,12 +903,8 @@ class PartitionOwner:
                 c = item.create
                 envs = host.create(item.game_id, c["seats"], c["options"], c["seed"], now=now, command_id=item.command_id)
                 new = Slot(state=host.fold(envs))
-            elif (prepared := item.fork.get("prepared")) is not None:
-                envs, new, encoded = prepared.envs, Slot(state=prepared.state), prepared.values
-            else:
-                f = item.fork
-                envs = host.fork(item.game_id, f["origin"], f["seed"], now=now, command_id=item.command_id)
-                new = Slot(state=host.fold(envs))
+            else:  # made off the loop (prepare_fork)
+                envs, new, encoded = item.fork.envs, Slot(state=item.fork.state), item.fork.values
         else:
             if slot is None:
                 raise Rejection("no_such_game", f"no game {item.game_id}", NOT_FOUND)
@@ -936,10 +933,10 @@ class PartitionOwner:
         envs = self.host.fork(game_id, origin, seed, now=int(time.time() * 1000), command_id=command_id)
         state = self.host.fold(envs)
         values = self._encode(game_id, envs, len(origin)) if self._max_record is not None else None
-        return PreparedFork(envs, state, values)
+        return PreparedFork(envs, state, values, len(origin))
 
     def _encoded(self, item: Pending, envs: list[Envelope]) -> list[bytes]:
-        return self._encode(item.game_id, envs, len(item.fork["origin"]) if item.fork is not None else None)
+        return self._encode(item.game_id, envs, item.fork.origin_events if item.fork is not None else None)
 
     def _encode(self, game_id: str, envs: list[Envelope], fork_of: int | None) -> list[bytes]:
         """A command's records, encoded; refused `too_large` (malformed: the same command

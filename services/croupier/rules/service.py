@@ -201,7 +201,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                     raise Rejection("bad_seq", f"at_seq must be 1..{origin[-1].seq}", "malformed")
                 origin = [env for env in origin if env.seq <= request.at_seq]
                 try:
-                    return origin, owner.prepare_fork(request.game_id, origin, seed, request.command_id)
+                    return owner.prepare_fork(request.game_id, origin, seed, request.command_id)
                 except Rejection:
                     raise
                 except Exception as exc:
@@ -212,13 +212,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                                     f"this fork could not be made ({type(exc).__name__}); nothing was recorded",
                                     "malformed") from None
 
-            origin, prepared = await self._read_log("the origin", read_and_prepare)
+            prepared = await self._read_log("the origin", read_and_prepare)
         except Rejection as exc:
             self.metrics.commands.labels(self.s.game, "ForkGame", exc.kind).inc()
             await self._abort(context, exc, self._owner_address(exc, request.game_id))
             return rules_pb2.ForkGameResponse()
         result = await self._write("ForkGame", context, request.game_type, request.game_id, request.command_id,
-                                   fork={"origin": origin, "seed": seed, "prepared": prepared})
+                                   fork=prepared)
         if result is None:
             return rules_pb2.ForkGameResponse()
         return rules_pb2.ForkGameResponse(result=result, seed_hash=self._seed_hash(request.game_id))

@@ -15,6 +15,7 @@ from croupier.engine.audit import MAX_SEQ
 from croupier.engine.codec import loads
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
+from croupier.engine.table import check_fork_point
 
 
 def _seq(text: str) -> int:
@@ -393,11 +394,7 @@ def _check_fork_point(game_id: str, envelopes: list[Envelope], at: int) -> None:
     if not 1 <= at <= last:
         raise Rejection("bad_seq", f"--at {at} is past the end of {game_id}'s log: at_seq must be 1..{last}",
                         "malformed")
-    head = next((e for e in reversed(envelopes) if e.seq <= at and e.cause is not None), None)
-    if head is not None and head.command_end != at:
-        end = head.command_end
-        raise Rejection("mid_command", f"seq {at} is inside the events of one command ({head.seq}..{end}); "
-                        f"fork at {head.seq - 1} or {end}", "malformed")
+    check_fork_point(envelopes, at)
 
 
 def _made_by(new_id: str, game_type: str, cid: str, args: argparse.Namespace) -> int | None:

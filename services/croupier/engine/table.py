@@ -203,6 +203,17 @@ class TableState:
     __setstate__ = setstate_with_defaults
 
 
+def check_fork_point(events: Sequence[Envelope], at: int) -> None:
+    """Refuses `mid_command` a fork point inside the events of one command: a fork starts after
+    a whole command, where one command's events end (`events`: a game's log, at least up to
+    `at`)."""
+    head = next((e for e in reversed(events) if e.seq <= at and e.cause is not None), None)
+    if head is not None and head.command_end != at:
+        end = head.command_end
+        raise Rejection("mid_command", f"seq {at} is inside the events of one command ({head.seq}..{end}); "
+                        f"fork at {head.seq - 1} or {end}", MALFORMED)
+
+
 def advanced(state: TableState, game: Any, version: int, last_hash: str, rng_counter: int, last_time: int,
              idle_moves: int) -> TableState:
     """The table after game events: dataclasses.replace, spelt out (it is the hottest
@@ -338,11 +349,7 @@ class TableHost:
         fault = verify_chain(origin)
         if fault:
             raise Rejection("origin_corrupt", f"the origin's log is broken at {fault}", "illegal")
-        head = next((e for e in reversed(origin) if e.cause is not None), None)
-        if head is not None and head.command_end != origin[-1].seq:
-            end = head.command_end
-            raise Rejection("mid_command", f"seq {origin[-1].seq} is inside the events of one command "
-                            f"({head.seq}..{end}); fork at {head.seq - 1} or {end}", MALFORMED)
+        check_fork_point(origin, origin[-1].seq)
         origin_state = self.fold(origin)
         if origin_state.status == OPEN:
             raise Rejection("origin_not_started", "fork from a step after the game started", "illegal")

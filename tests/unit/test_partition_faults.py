@@ -12,11 +12,13 @@ import asyncio
 import threading
 
 import pytest
+from structlog.testing import capture_logs
 from test_dedupe_window import _a_legal_move, _host, _logged_game  # tests/unit is on sys.path
 
 import croupier.rules.partition as partition_mod
 from croupier.engine.contract import Rejection
 from croupier.rules.partition import PartitionOwner, Pending
+from croupier.rules.replica import NotAssigned
 
 
 class LogWriter:
@@ -190,6 +192,48 @@ def test_a_recovery_that_fails_lets_the_partition_go_to_be_taken_again():
     assert status == "lost" and fenced == [0]
     assert games == {}  # nothing for the next owner to adopt: it reads the log again
     assert moved.kind == "not_owner"
+
+
+def test_a_recovery_the_group_cuts_short_lets_the_partition_go_without_a_failure():
+    # The append failed, and while the partition recovered the group gave it to another
+    # replica: the replica refuses to make the new writer (NotAssigned). That is the group
+    # moving the partition, not a recovery that failed: it is let go at once, with no
+    # "recover_failed" warning and no retry after a back-off.
+    log = _logged_game(_host(), "a")
+    assigned = {"now": True}
+    made = []
+
+    class FailingWriter(LogWriter):
+        def append(self, envelopes) -> None:
+            raise RuntimeError("the broker went away")
+
+    def make_writer():
+        made.append(1)
+        if len(made) == 1:
+            return FailingWriter(log)
+        assigned["now"] = False  # the revocation came while the recovery asked for a writer
+        raise NotAssigned("partition 0 is no longer assigned to this replica")
+
+    async def main():
+        owner = PartitionOwner(_host(), 0, make_writer, max_batch=256, dedupe_window=16,
+                               still_assigned=lambda: assigned["now"])
+        await owner.start(lambda: list(log))
+        try:
+            with capture_logs() as logs, pytest.raises(Rejection) as retry:
+                await _answer(owner, "a", _a_legal_move(owner, "a"), "m1")
+            with capture_logs() as later:
+                for _ in range(100):
+                    if owner.status != "rebuilding":
+                        break
+                    await asyncio.sleep(0.01)
+            return retry.value, owner.status, len(made), [e["event"] for e in logs + later]
+        finally:
+            await owner.stop("test")
+
+    retry, status, writers, events = asyncio.run(main())
+    assert retry.kind == "unavailable"
+    assert status == "lost" and writers == 2  # one try at a new writer, not a retry loop
+    assert "recover_failed" not in events
 
 
 def test_a_command_whose_caller_gave_up_before_it_was_decided_is_not_appended():

@@ -809,7 +809,9 @@ class PartitionOwner:
                 await self._replace_writer(loop)
                 count = await loop.run_in_executor(self._executor, self._fold_log, self._rebuild)
             except Exception as exc:
-                if _fenced(exc):
+                if _fenced(exc) or not self._still_assigned():
+                    # Fenced by a newer owner, or the group took the partition meanwhile (the
+                    # replica then refuses to make its writer): neither is a failure to retry.
                     self._let_go()
                     return
                 log.warning("recover_failed", partition=self.partition, error=str(exc))

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 PREFIX = "CROUPIER_"
 
@@ -197,9 +198,32 @@ class RedisSettings:
         env = Env(environ)
         port = env.port("REDIS_PORT", DEFAULT_REDIS_PORT)
         url = env.str("REDIS_URL", f"redis://{env.str('STACK_HOST', DEFAULT_HOST)}:{port}/0")
-        if not re.match(r"^(redis|rediss|unix)://", url):
-            raise ConfigError(f"{PREFIX}REDIS_URL={url!r} is not valid: expected redis://host:port/db")
+        problem = _redis_url_problem(url)
+        if problem:
+            raise ConfigError(f"{PREFIX}REDIS_URL={url!r} is not valid: {problem}; expected redis://host:port/db")
         return cls(url=url)
+
+
+def _redis_url_problem(url: str) -> str | None:
+    """What is wrong with a Redis URL, or None. A port out of 1..65535 or a database that is
+    not a number used to reach redis-py, which failed on the first command with a message
+    that named neither the setting nor the fault."""
+    if url.startswith("unix://"):
+        return None if len(url) > len("unix://") else "no socket path"
+    if not re.match(r"^rediss?://", url):
+        return "the scheme must be redis://, rediss:// or unix://"
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return "the port must be a number in 1..65535"
+    if port == 0:
+        return "the port must be a number in 1..65535"
+    if not parts.hostname:
+        return "no host"
+    if parts.path not in ("", "/") and not re.fullmatch(r"/\d+", parts.path):
+        return f"the database {parts.path[1:]!r} is not a number"
+    return None
 
 
 def _in_checkout() -> bool:

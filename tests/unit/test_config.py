@@ -65,6 +65,12 @@ def test_bad_client_settings() -> None:
     assert KafkaSettings.from_env({"CROUPIER_KAFKA_BOOTSTRAP": "a:65535"}).bootstrap_servers == "a:65535"
     with pytest.raises(ConfigError, match="CROUPIER_REDIS_URL"):
         RedisSettings.from_env({"CROUPIER_REDIS_URL": "localhost:6379"})
+    for url, problem in (("redis://a:99999/0", "port"), ("redis://a:0/0", "port"), ("redis://a:x/0", "port"),
+                         ("redis://:6379/0", "no host"), ("redis://a:6379/zero", "database"), ("unix://", "socket")):
+        with pytest.raises(ConfigError, match=f"CROUPIER_REDIS_URL.*{problem}"):
+            RedisSettings.from_env({"CROUPIER_REDIS_URL": url})
+    for url in ("redis://a:65535/15", "redis://a", "rediss://user:secret@a:6380/", "unix:///run/redis.sock"):
+        assert RedisSettings.from_env({"CROUPIER_REDIS_URL": url}).url == url
     with pytest.raises(ConfigError, match="CROUPIER_LOG_LEVEL"):
         LogSettings.from_env({"CROUPIER_LOG_LEVEL": "loud"})
 

@@ -8,6 +8,7 @@ import contextlib
 
 import grpc
 from servicer_fakes import GAME, Owners, call, servicer, stop  # tests/unit is on sys.path
+from structlog.testing import capture_logs
 
 from croupier.rules.store import _cached_partition, partition_for
 from croupier.v1 import rules_pb2
@@ -380,3 +381,35 @@ def test_a_leave_with_an_expected_version_is_refused_at_another_version_and_a_se
     assert again.result.duplicate and again.result.version == left.result.version
     # A fresh leave of the free seat at its version: refused as the seat is free.
     assert empty.rejection()[0].code == "seat_empty"
+
+
+def test_every_refused_command_is_logged_with_its_game_command_id_and_seat():
+    """Operators follow a player's complaint through the logs by game, command id and seat:
+    each refusal says all three, whether the action was not understood (before, those were
+    counted but never logged) or the game refused it; a caller's huge id is clipped."""
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1))
+        gid = _id_in((0, 1), prefix="logged")
+        try:
+            await call(svc.CreateGame, rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2, command_id="c"))
+            with capture_logs() as logs:
+                garbled = await call(svc.HandleCommand, rules_pb2.HandleCommandRequest(
+                    game_type=GAME, game_id=gid, seat=1, command_id="m-garbled", action_json="{not json"))
+                early = await call(svc.HandleCommand, rules_pb2.HandleCommandRequest(
+                    game_type=GAME, game_id=gid, seat=1, command_id="m-early", action_json='{"type": "SkipMove"}'))
+                huge = await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(
+                    game_type=GAME, game_id=gid, seat=0, player="a", command_id="j" * 100_000))
+            return gid, garbled, early, huge, [e for e in logs if e["event"] == "command_rejected"]
+        finally:
+            await stop(parts)
+
+    gid, garbled, early, huge, logged = asyncio.run(main())
+    assert garbled.code == grpc.StatusCode.INVALID_ARGUMENT and early.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert huge.code == grpc.StatusCode.INVALID_ARGUMENT
+    by_id = {e["command_id"][:10]: e for e in logged}
+    assert set(by_id) == {"m-garbled", "m-early", "j" * 10}
+    assert by_id["m-garbled"]["seat"] == 1 and by_id["m-garbled"]["code"] == "malformed_json"
+    assert by_id["m-early"]["seat"] == 1 and by_id["m-early"]["rpc"] == "HandleCommand"
+    assert all(e["game_id"] == gid for e in logged)
+    assert by_id["j" * 10]["seat"] == 0 and len(by_id["j" * 10]["command_id"]) <= 128

@@ -142,7 +142,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 raise Rejection("unavailable", "the event store did not answer in time; retry the same command_id", UNAVAILABLE) from None
         except Rejection as exc:
             self.metrics.commands.labels(self.s.game, rpc, exc.kind).inc()
-            log.info("command_rejected", game_id=game_id, command_id=command_id, rpc=rpc, code=exc.code, kind=exc.kind)
+            log.info("command_rejected", game_id=clip(game_id, MAX_ID), command_id=clip(command_id, MAX_ID),
+                     seat=getattr(command, "seat", None),
+                     rpc=rpc, code=exc.code, kind=exc.kind)
             owner_addr = self._owner_address(exc, game_id)
             if context is None:
                 self.metrics.rejections.labels(self.s.game, exc.code).inc()
@@ -155,7 +157,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         accepted.inc()
         latency.observe(time.perf_counter() - started)
         if self._debug:
-            log.debug("command_accepted", game_id=game_id, command_id=command_id, rpc=rpc,
+            log.debug("command_accepted", game_id=game_id, command_id=command_id, seat=getattr(command, "seat", None), rpc=rpc,
                       seq=outcome.last_seq, duplicate=outcome.duplicate)
         return rules_pb2.CommandResult(
             game_id=outcome.game_id, first_seq=outcome.first_seq, last_seq=outcome.last_seq,
@@ -261,7 +263,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         except Refusal as refusal:
             return rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(refusal.rejection, refusal.owner))
         except Exception:  # a bug must still answer its move, as a unary call would (UNKNOWN)
-            log.exception("command_failed", game_id=message.command.game_id, command_id=message.command.command_id)
+            log.exception("command_failed", game_id=clip(message.command.game_id, MAX_ID),
+                          command_id=clip(message.command.command_id, MAX_ID),
+                          seat=message.command.seat)
             return rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(
                 Rejection("internal_error", "the rules service failed on this command; retry it", UNAVAILABLE)))
 
@@ -289,6 +293,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             command = self.host.decode_action(wire, request.seat)
         except Rejection as exc:
             self.metrics.commands.labels(self.s.game, "HandleCommand", exc.kind).inc()
+            log.info("command_rejected", game_id=clip(request.game_id, MAX_ID), command_id=clip(request.command_id, MAX_ID),
+                     seat=request.seat,
+                     rpc="HandleCommand", code=exc.code, kind=exc.kind)
             if context is None:
                 self.metrics.rejections.labels(self.s.game, exc.code).inc()
                 raise Refusal(exc) from None

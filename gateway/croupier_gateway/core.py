@@ -52,6 +52,8 @@ from croupier_gateway.validation import (
     check_game_id,
     check_seat,
     check_text,
+    check_unicode,
+    is_unicode,
     option_text,
 )
 
@@ -307,8 +309,12 @@ class Gateway(OperatorDesk):
         if not isinstance(options, Mapping) or len(options) > MAX_OPTIONS:
             raise bad_request("invalid_options", f"options is an object of at most {MAX_OPTIONS} entries", "options")
         for name, value in options.items():
-            if not isinstance(name, str) or not isinstance(value, (str, int, bool)) or isinstance(value, float):
+            if not isinstance(name, str) or not is_unicode(name):
+                raise bad_request("invalid_option", "an option name is a string of Unicode text", "options")
+            if not isinstance(value, (str, int, bool)) or isinstance(value, float):
                 raise bad_request("invalid_option", "an option value is a string, integer or boolean", f"options.{name}")
+            if isinstance(value, str):
+                check_unicode(value, "invalid_option", f"options.{name}")
         try:
             parsed = self.host(spec.id).parse_options(dict(options))
         except Rejection as rej:
@@ -655,6 +661,9 @@ class Gateway(OperatorDesk):
         game_type = await self.game_type_of(game_id)
         try:
             action_json = canonical_json(action)
+            # Before the codec, whose refusals may quote the action, and the rules request,
+            # which cannot carry a lone surrogate (a JSON escape such as "\\ud800").
+            check_unicode(action_json, "invalid_action", "action")
             checked = (game_type, claims.seat, action_json)
             if checked not in self._checked_actions:
                 # The game's codec decides whether an action is well formed, from the action

@@ -39,8 +39,10 @@ class ApiError(Exception):
             kind = "unavailable"
         self.kind = kind
         self.code = code
-        self.message = message
-        self.field = field
+        # Words that quote a client's input may hold what UTF-8 cannot carry (a lone
+        # surrogate from a JSON escape): escaped here, so that no refusal fails to be sent.
+        self.message = _sendable(message)
+        self.field = None if field is None else _sendable(field)
         self.retry_after_s = retry_after_s
 
     @property
@@ -65,6 +67,14 @@ class ApiError(Exception):
             kind = "unavailable"
         retry_after = BUSY_RETRY_S if rejection.code in BUSY else None
         return cls(kind, rejection.code, rejection.message, field=field, retry_after_s=retry_after)
+
+
+def _sendable(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def bad_request(code: str, message: str, field: str | None = None) -> ApiError:

@@ -52,6 +52,23 @@ def check_text(value: Any, field: str, limit: int) -> str:
     return value
 
 
+def is_unicode(text: str) -> bool:
+    """Whether `text` is Unicode that UTF-8 can carry: JSON's escapes can name a lone
+    surrogate ("\\ud800"), which Python's parser takes, and which then fails whatever encodes
+    it (a protobuf field, a JSON answer, Redis) as an exception rather than a 400."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_unicode(text: str, code: str, field: str) -> str:
+    if not is_unicode(text):
+        raise bad_request(code, f"{field} holds text that is not Unicode (a lone surrogate such as \\ud800)", field)
+    return text
+
+
 def option_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -1,0 +1,94 @@
+"""Hostile input on every face of the gateway: each is a clear refusal (4xx, or a gRPC status
+with a code and the field), never a 500, an UNKNOWN or an exception in the log; nothing of it
+reaches a rules service, and the table plays on afterwards."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from test_gateway_grpc import serve_and
+from test_gateway_http import bearer, create, error, seated
+
+from croupier.v1 import gateway_pb2
+from croupier_gateway.errors import ApiError
+
+JSON = {"content-type": "application/json"}
+# The JSON escape \ud800 (a lone surrogate) below: Python's parser takes it, as a str that
+# UTF-8 cannot carry.
+
+
+def writes(router) -> list[str]:
+    return [method for method, _ in router.calls if method != "CreateGame" and method != "JoinSeat"]
+
+
+@pytest.mark.parametrize("action", [
+    r'{"type": "Play", "pebble": "\ud800"}',  # a field's value
+    r'{"type": "\ud800"}',  # the type, which the codec's refusal quotes
+    r'{"type": "Play", "pebble": "pebble-0", "\ud800": 1}',  # a key
+    r'{"type": "Play", "pebble": ["\ud800"]}',  # deeper down
+])
+def test_an_action_with_a_lone_surrogate_is_a_400_naming_the_action_and_the_table_plays_on(client, fake_stack, action):
+    router = fake_stack[3]
+    gid, (t0, _) = seated(client)
+    body = '{"command_id": "c1", "action": ' + action + "}"
+    r = client.post(f"/v1/tables/{gid}/commands", content=body, headers={**bearer(t0), **JSON})
+    err = error(r, 400)
+    assert err["field"] == "action" and err["code"] in ("invalid_action", "malformed_command"), err
+    assert writes(router) == []
+    play = client.get(f"/v1/tables/{gid}/actions", headers=bearer(t0)).json()["actions"][0]
+    done = client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c2", "action": play}, headers=bearer(t0))
+    assert done.status_code == 200, done.text
+
+
+@pytest.mark.parametrize("options", [
+    r'{"\ud800": "1"}',  # a name, which the options' refusal quotes
+    r'{"speed": "\ud800"}',  # a value
+])
+def test_options_with_a_lone_surrogate_are_a_400_and_no_table_is_made(client, fake_stack, options):
+    router = fake_stack[3]
+    r = client.post("/v1/tables", content='{"game_type": "pebbles", "options": ' + options + "}", headers=JSON)
+    err = error(r, 400)
+    assert err["code"] == "invalid_option" and err["field"].startswith("options"), err
+    assert router.calls == []
+    create(client)  # and the next create is served
+
+
+def test_a_refusal_that_quotes_a_lone_surrogate_is_still_sent():
+    exc = ApiError("malformed", "x", "no option \ud800 here", field="options.\ud800")
+    assert exc.message == "no option \\ud800 here" and exc.field == "options.\\ud800"
+    exc.message.encode("utf-8")  # sendable: JSON answers, gRPC details and Rejections are UTF-8
+
+
+def test_an_action_json_with_a_lone_surrogate_is_invalid_argument_over_grpc_and_on_play(fake_stack):
+    async def scenario(client, address):
+        gid = (await client.create_table("pebbles", 2))["game_id"]
+        t0 = (await client.join(gid, 0, player="a"))["token"]
+        await client.join(gid, 1, player="b")
+        bad = r'{"type": "Play", "pebble": "\ud800"}'
+        async with grpc.aio.insecure_channel(address) as channel:
+            submit = channel.unary_unary(
+                "/croupier.v1.GatewayService/SubmitCommand",
+                request_serializer=gateway_pb2.SubmitCommandRequest.SerializeToString,
+                response_deserializer=gateway_pb2.SubmitCommandResponse.FromString)
+            try:
+                await submit(gateway_pb2.SubmitCommandRequest(game_id=gid, command_id="g1", action_json=bad),
+                             metadata=(("authorization", f"Bearer {t0}"),))
+                unary = None
+            except grpc.aio.AioRpcError as exc:
+                unary = (exc.code(), exc.details())
+        stream = client.updates(gid, t0, 0)
+        update = await anext(stream)
+        session = client._sessions[(gid, t0)]
+        move = gateway_pb2.SubmitCommandRequest(game_id=gid, command_id="g2", action_json=bad)
+        answer = (await session.ask(lambda tag: gateway_pb2.PlayRequest(
+            move=gateway_pb2.PlayMove(tag=tag, command=move)), 5)).answer
+        done = await client.submit(gid, t0, "g3", update.actions[0], expected_version=update.version)
+        await stream.aclose()
+        return unary, answer, done
+
+    unary, answer, done = serve_and(fake_stack, scenario)
+    assert unary is not None and unary[0] == grpc.StatusCode.INVALID_ARGUMENT and "invalid_action" in unary[1]
+    assert answer.rejection.code == "invalid_action"
+    assert answer.status_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert done["seat"] == 0
+    assert writes(fake_stack[3]) == ["HandleCommand"]  # the good move only

@@ -32,6 +32,9 @@ from croupier_gateway.validation import GAME_ID_RE, MAX_OFFSET
 
 log = structlog.get_logger("croupier.gateway")
 
+# FastAPI's words for a body it could not parse other than as a JSON syntax error (fastapi/routing.py).
+BODY_UNREADABLE = "There was an error parsing the body"
+
 GameId = Annotated[str, Path(pattern=GAME_ID_RE.pattern, min_length=1, max_length=128, description="The table's id")]
 Seat = Annotated[int, Path(ge=0, le=63, description="A seat number, from 0")]
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -264,6 +267,11 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
     async def _http(request: Request, exc: StarletteHTTPException):
         kinds = {400: "malformed", 401: "unauthenticated", 403: "forbidden", 404: "not_found", 413: "too_large",
                  429: "rate_limited"}
+        if exc.status_code == 400 and exc.detail == BODY_UNREADABLE:
+            # FastAPI's refusal of a body its parser failed on other than as bad JSON syntax: bytes
+            # that are not UTF-8, JSON nested past the parser's depth (a RecursionError).
+            return error_response(ApiError("malformed", "invalid_json", "the body is not JSON this gateway reads: "
+                                           "UTF-8 text, nested at most a few hundred levels", field="body"))
         if exc.status_code in kinds:
             return error_response(ApiError(kinds[exc.status_code], "http_" + str(exc.status_code), str(exc.detail)))
         return JSONResponse({"error": {"code": f"http_{exc.status_code}", "message": str(exc.detail),

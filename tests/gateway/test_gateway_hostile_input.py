@@ -92,3 +92,18 @@ def test_an_action_json_with_a_lone_surrogate_is_invalid_argument_over_grpc_and_
     assert answer.status_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert done["seat"] == 0
     assert writes(fake_stack[3]) == ["HandleCommand"]  # the good move only
+
+
+@pytest.mark.parametrize("body", [
+    b'{"game_type": "pebbles", "command_id": "\xff\xfe"}',  # not UTF-8
+    b'{"game_type": "pebbles", "options": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5001,  # past the parser's depth
+    b"[" * 30000 + b"]" * 30000,
+])
+def test_a_body_the_json_parser_fails_on_is_a_400_invalid_json_naming_the_body(client, fake_stack, body):
+    err = error(client.post("/v1/tables", content=body, headers=JSON), 400)
+    assert err["code"] == "invalid_json" and err["field"] == "body", err
+    assert fake_stack[3].calls == []
+    gid, (t0, _) = seated(client)
+    deep = b'{"command_id": "c1", "action": {"type": "Play", "pebble": ' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    err = error(client.post(f"/v1/tables/{gid}/commands", content=deep, headers={**bearer(t0), **JSON}), 400)
+    assert err["code"] == "invalid_json" and err["field"] == "body", err

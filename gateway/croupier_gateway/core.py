@@ -255,8 +255,14 @@ class Gateway(OperatorDesk):
         game_type = await self.reads.game_type(game_id)
         if not game_type:
             # Not projected yet (just created elsewhere): ids this gateway makes name their type.
+            # Not remembered: any id of that shape is taken for a table here (the rules service
+            # then answers no_such_game), and a remembered id is one whose spectators wait for
+            # it to appear (snapshot, updates); a join that succeeds remembers it.
             game_type = next((g for g in registry.GAME_IDS if game_id.startswith(g + "-")), None)
-        if not game_type or game_type not in registry.GAME_IDS:
+            if not game_type:
+                raise not_found("no_such_game", f"no game {game_id}")
+            return game_type
+        if game_type not in registry.GAME_IDS:
             raise not_found("no_such_game", f"no game {game_id}")
         self._remember_type(game_id, game_type)
         return game_type
@@ -442,6 +448,7 @@ class Gateway(OperatorDesk):
         request = rules_pb2.JoinSeatRequest(game_type=game_type, game_id=game_id, seat=seat, player=player,
                                             bot=bot or "", entropy=entropy, command_id=f"join:{seat}:{cid}")
         response = await self._call(game_type, game_id, "JoinSeat", request)
+        self._remember_type(game_id, game_type)  # a table, even if not projected yet
         # The join's batch starts with its SeatJoined event (the start and deal may follow).
         joined = int(response.result.first_seq)
         version = int(response.result.version)

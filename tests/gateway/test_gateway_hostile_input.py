@@ -4,6 +4,9 @@ reaches a rules service, and the table plays on afterwards."""
 
 from __future__ import annotations
 
+import json
+import time
+
 import grpc
 import pytest
 from test_gateway_grpc import serve_and
@@ -107,3 +110,20 @@ def test_a_body_the_json_parser_fails_on_is_a_400_invalid_json_naming_the_body(c
     deep = b'{"command_id": "c1", "action": {"type": "Play", "pebble": ' + b"[" * 5000 + b"]" * 5000 + b"}}"
     err = error(client.post(f"/v1/tables/{gid}/commands", content=deep, headers={**bearer(t0), **JSON}), 400)
     assert err["code"] == "invalid_json" and err["field"] == "body", err
+
+
+def test_a_write_to_an_id_no_table_has_does_not_make_its_spectators_wait_for_it(client, fake_stack):
+    """Any id of the shape `<game type>-...` is routed as a table's; one the rules service does
+    not know (404) is not remembered as a table, whose spectators would wait for it to appear
+    (10 s each, a watch of its feed apiece)."""
+    ghost = "pebbles-00000000000000ff"
+    assert error(client.post(f"/v1/tables/{ghost}/seats/0", json={"player": "a"}), 404)["code"] == "no_such_game"
+    started = time.monotonic()
+    assert error(client.get(f"/v1/tables/{ghost}/view"), 404)["code"] == "no_such_game"
+    with client.websocket_connect(f"/v1/tables/{ghost}/stream") as ws:
+        ws.send_text("{}")
+        assert json.loads(ws.receive_text())["error"]["code"] == "no_such_game"
+    assert time.monotonic() - started < 3
+    # A table that is there: joined, then watched, as before.
+    gid, (t0, _) = seated(client)
+    assert client.get(f"/v1/tables/{gid}/view").status_code == 200

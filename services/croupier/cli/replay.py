@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import sys
@@ -189,6 +190,28 @@ def _fail(args: argparse.Namespace, exc: Rejection) -> int:
     return EXIT_UNAVAILABLE if exc.kind == "unavailable" else 2
 
 
+def _emit(args: argparse.Namespace, text: str, *, made: str = "") -> int | None:
+    """Write text to the standard output now (flushed), None once written. A redirect to a
+    full disk (or any other output error) is one line and exit 2, as for an --out that cannot
+    be written: not a traceback with exit 1, the code of an audit that found a fault. `made`
+    says what the command did before it could say so (a fork). A reader that went away (`|
+    head`) is still main's BrokenPipeError: exit 0, nothing said."""
+    import os
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        # What stayed in the buffer would fail again at exit (exit 120): it goes nowhere.
+        with contextlib.suppress(Exception):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return _fail(args, Rejection("bad_out", f"cannot write the standard output: {exc.strerror or exc}{made}",
+                                     "malformed"))
+    return None
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     try:
         if args.all:
@@ -221,15 +244,56 @@ def cmd_export(args: argparse.Namespace) -> int:
     except Rejection as exc:
         return _fail(args, exc)
     text = "\n".join(lines) + ("\n" if lines else "")
-    if args.out:
-        try:
-            Path(args.out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            return _fail(args, Rejection("bad_out", f"cannot write {args.out}: {exc.strerror or exc}", "malformed"))
-        print(f"wrote {len(lines)} events to {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    if not args.out:
+        return _emit(args, text) or 0
+    try:
+        _write_out(args.out, text)
+    except OSError as exc:
+        return _fail(args, Rejection("bad_out", f"cannot write {args.out}: {exc.strerror or exc}; nothing written",
+                                     "malformed"))
+    print(f"wrote {len(lines)} events to {args.out}", file=sys.stderr)
     return 0
+
+
+def _write_out(name: str, text: str) -> None:
+    """Write an export whole or not at all: to a file beside it, then renamed over it. A write
+    that fails (a full disk, a quota) leaves no partial export that would later audit as a
+    log cut short (`INCOMPLETE, clean so far`), and leaves a file already there as it was.
+    What is not a regular file (/dev/stdout, a pipe) is written to as it is."""
+    import os
+    import tempfile
+
+    path = Path(os.path.realpath(name))  # through a symlink: the file it names is replaced, not the link
+    if path.exists() and not path.is_file():
+        if path.is_dir():
+            raise IsADirectoryError(21, "Is a directory")
+        with path.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    except PermissionError:
+        if not path.is_file():
+            raise
+        # A file the operator may write in a directory they may not: written in place.
+        path.write_text(text, encoding="utf-8")
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # as open() would have made it, not mkstemp's 0600
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -241,12 +305,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         report = audit(load(args))
     except Rejection as exc:
         return _fail(args, exc)
-    out = report.as_dict()
-    if args.json:
-        print(json.dumps(out, indent=2, sort_keys=True))
-    else:
-        print(_verdict(report))
-    return 0 if report.ok and (report.ended or not args.require_ended) else 1
+    text = json.dumps(report.as_dict(), indent=2, sort_keys=True) if args.json else _verdict(report)
+    return _emit(args, text + "\n") or (0 if report.ok and (report.ended or not args.require_ended) else 1)
 
 
 def _verdict(report) -> str:
@@ -289,15 +349,14 @@ def _audit_all(args: argparse.Namespace) -> int:
         "faulty": [r.as_dict() for r in bad],
     }
     if args.json:
-        print(json.dumps(summary, indent=2, sort_keys=True))
+        lines = [json.dumps(summary, indent=2, sort_keys=True)]
     else:
-        for r in bad + (unfinished if args.require_ended else []):
-            print(_verdict(r))
+        lines = [_verdict(r) for r in bad + (unfinished if args.require_ended else [])]
         so_far = (f" ({len(unfinished)} of them INCOMPLETE: the log does not end with TableEnded, clean so far)"
                   if unfinished else "")
-        print(f"{summary['clean']} of {summary['games']} games clean{so_far} — {summary['events']} events, "
-              f"{summary['commands']} commands re-executed, {summary['draws']} random draws verified")
-    return 0 if not bad and not (args.require_ended and unfinished) else 1
+        lines.append(f"{summary['clean']} of {summary['games']} games clean{so_far} — {summary['events']} events, "
+                     f"{summary['commands']} commands re-executed, {summary['draws']} random draws verified")
+    return _emit(args, "\n".join(lines) + "\n") or (0 if not bad and not (args.require_ended and unfinished) else 1)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -328,15 +387,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return _fail(args, Rejection("bad_log", f"these events cannot be replayed: {detail}; `croupier audit` says "
                                      "where the log is at fault", "malformed"))
     if args.json:
-        print(json.dumps({"game_id": envelopes[0].game_id, "to": end, "as": viewer,
-                          "view": view, "moves": listing},
-                         indent=2, sort_keys=True))
-        return 0
-    print(f"{envelopes[0].game_id} ({envelopes[0].game_type}) as {viewer}, at seq {end}")
-    print("\n".join(listing))
-    print("\nview:")
-    print(json.dumps(view, indent=2, sort_keys=True))
-    return 0
+        text = json.dumps({"game_id": envelopes[0].game_id, "to": end, "as": viewer, "view": view, "moves": listing},
+                          indent=2, sort_keys=True)
+    else:
+        text = "\n".join([f"{envelopes[0].game_id} ({envelopes[0].game_type}) as {viewer}, at seq {end}", *listing,
+                          "\nview:", json.dumps(view, indent=2, sort_keys=True)])
+    return _emit(args, text + "\n") or 0
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
@@ -379,10 +435,11 @@ def cmd_fork(args: argparse.Namespace) -> int:
                                 f"--command-id {cid} to get the same fork ({new_id}), made once", "unavailable")
             return _fail(args, exc)
         version, duplicate = made, True
-    print(json.dumps({"game_id": new_id, "game_type": game_type, "command_id": cid,
-                      "origin": {"game_id": args.game_id, "seq": args.at}, "version": version,
-                      "duplicate": duplicate}))
-    return 0
+    made = (f"; the fork {new_id} was made (command id {cid}: run it again with --command-id {cid} for its "
+            "answer, made once)")
+    return _emit(args, json.dumps({"game_id": new_id, "game_type": game_type, "command_id": cid,
+                                   "origin": {"game_id": args.game_id, "seq": args.at}, "version": version,
+                                   "duplicate": duplicate}) + "\n", made=made) or 0
 
 
 def _check_fork_point(game_id: str, envelopes: list[Envelope], at: int) -> None:

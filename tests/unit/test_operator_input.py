@@ -154,3 +154,69 @@ def test_a_fork_whose_answer_cannot_be_printed_names_the_fork_it_made(monkeypatc
     assert code == 2
     line = one_line(capsys.readouterr().err, "croupier fork:", "cannot write the standard output")
     assert f"{GAME}-" in line and "--command-id op-9" in line, line
+
+
+# -- export's flags ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    # It exported every game of the type, the one named ignored.
+    (["export", "g-1", "--all", "--game", GAME], ["give GAME_ID (g-1) or --all --game G, not both"]),
+    # It exported the whole game, --since ignored.
+    (["export", "g-1", "--since", "2026-01-01"], ["--since", "--all"]),
+    # `--out "$OUT"` with OUT unset: it wrote the export to the terminal.
+    (["export", "g-1", "--out", ""], ["--out is empty"]),
+    # `--since "$SINCE"` with SINCE unset: it exported every game, from the beginning.
+    (["export", "--all", "--game", GAME, "--since", ""], ["--since '' is not an ISO date"]),
+])
+def test_export_refuses_flags_it_would_have_ignored(capsys, no_kafka, argv, words):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    one_line(err, "croupier export:", *words)
+
+
+# -- empty and impossible names ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [["audit", "--file", ""], ["audit", "--all", "--file", ""],
+                                  ["replay", "--file", ""]])
+def test_an_empty_file_name_is_refused_not_taken_for_no_file(capsys, no_kafka, argv):
+    """`audit --file ""` (`--file "$F"`, F unset) went to Kafka for game None: a TypeError
+    traceback and exit 1, the code of a failed audit; replay said the events "cannot be
+    replayed"."""
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    one_line(err, f"croupier {argv[0]}:", "--file is empty")
+
+
+@pytest.mark.parametrize("command", [["audit"], ["replay"], ["export"], ["fork", "--at", "3"]])
+@pytest.mark.parametrize(("game_id", "shown"), [("", "''"), ("a\nb", "'a\\nb'"), ("x" * 5000, "(5,000 characters)")])
+def test_a_game_id_no_game_can_have_is_refused_before_kafka_is_scanned(capsys, no_kafka, command, game_id, shown):
+    """No game has an empty id, one longer than the rules service takes (128), or one with a
+    newline: Kafka was scanned for it (every game type's topic, ~2 s), and the message echoed
+    all 5,000 characters, or broke its one line in two."""
+    argv = [command[0], game_id, *command[1:]]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    line = one_line(err, f"croupier {command[0]}:", "is not a game id", shown)
+    assert len(line) < 300, line
+
+
+def test_a_file_of_many_games_names_them_and_their_events(capsys, no_kafka, game_file, tmp_path):
+    """One line edited into another game's id makes a file of two games: which ones, and how
+    many events each, shows it."""
+    rows = [json.loads(x) for x in game_file.read_text().splitlines()]
+    rows[5]["game_id"] = "other-game"
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for command, what in (("audit", "audit them all with --all"), ("replay", "replay takes a file of one game")):
+        assert main([command, "--file", str(edited)]) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        one_line(err, f"holds 2 games; {what}", f"({len(rows) - 1} events)", "other-game (1 event)")
+    # With --all each is audited: both fail (a gap in one, a lone event in the other), exit 1.
+    assert main(["audit", "--file", str(edited), "--all"]) == 1
+    assert "0 of 2 games clean" in capsys.readouterr().out

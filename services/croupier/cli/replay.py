@@ -160,23 +160,58 @@ def read_file(path: Path) -> dict[str, list[Envelope]]:
     return games
 
 
+# A game id is what the rules service takes (croupier.rules.service.MAX_ID): one that is not
+# names no game, so it is refused before Kafka is scanned for it.
+GAME_ID_MAX = 128
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A value from the command line, in a one-line message: quoted when it holds what a
+    terminal would not show as it is, and cut."""
+    shown = text if text.isprintable() and text.strip() == text and text else repr(text)
+    return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(text):,} characters)"
+
+
+def _check_game_id(game_id: str) -> None:
+    if not game_id or len(game_id) > GAME_ID_MAX or not game_id.isprintable():
+        raise Rejection("bad_game_id", f"GAME_ID {_shown(game_id)} is not a game id (1..{GAME_ID_MAX} printable "
+                        "characters): no game has it", "malformed")
+
+
+def _file(args: argparse.Namespace) -> Path | None:
+    """--file as a path, None when not given; an empty one (`--file "$F"` with F unset) is
+    refused, not taken for no --file at all."""
+    if getattr(args, "file", None) is None:
+        return None
+    if not args.file:
+        raise Rejection("bad_file", "--file is empty: give the exported file (JSON lines)", "malformed")
+    return Path(args.file)
+
+
 def load(args: argparse.Namespace) -> list[Envelope]:
-    if getattr(args, "file", None):
-        path = Path(args.file)
+    path = _file(args)
+    if path is not None:
         games = read_file(path)
         envelopes = [env for envs in games.values() for env in envs]
         ids = games.keys()
         if len(ids) > 1:
             what = ("audit them all with --all" if getattr(args, "func", None) is cmd_audit
                     else "replay takes a file of one game (croupier export GAME_ID)")
-            raise Rejection("many_games", f"{path} holds {len(ids)} games; {what}", "malformed")
+            # Which games and how many events each: one line of a game edited into another
+            # game's id shows as a game of one event.
+            which = ", ".join(f"{_shown(gid, 40)} ({len(envs)} event{'s' if len(envs) != 1 else ''})"
+                              for gid, envs in list(games.items())[:3])
+            raise Rejection("many_games", f"{path} holds {len(ids)} games; {what}: {which}"
+                            f"{', ...' if len(ids) > 3 else ''}", "malformed")
         return envelopes
     from croupier.rules.store import read_game
 
+    _check_game_id(args.game_id)
     types = [args.game] if args.game else list(registry.GAME_IDS)
     envelopes = read_game(_kafka(), args.game_id, types)
     if not envelopes:
-        raise Rejection("no_such_game", f"no events for game {args.game_id} in {', '.join(types)}", "not_found")
+        raise Rejection("no_such_game", f"no events for game {_shown(args.game_id)} in {', '.join(types)}",
+                        "not_found")
     return envelopes
 
 
@@ -214,12 +249,22 @@ def _emit(args: argparse.Namespace, text: str, *, made: str = "") -> int | None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     try:
+        if args.out is not None and not args.out:
+            raise Rejection("bad_out", "--out is empty: give a file to write, or leave --out out for the standard "
+                            "output", "malformed")
+        if args.all and args.game_id is not None:
+            # It exported every game of --game, the one named ignored.
+            raise Rejection("game_id_and_all", f"give GAME_ID ({_shown(args.game_id)}) or --all --game G, not both",
+                            "malformed")
+        if args.since is not None and not args.all:
+            raise Rejection("since_without_all", "--since picks the games of --all --game G; a GAME_ID is exported "
+                            "whole", "malformed")
         if args.all:
             if not args.game:
                 raise Rejection("missing_game", "--all needs --game G", "malformed")
             registry.get(args.game)
             since = 0
-            if args.since:
+            if args.since is not None:
                 try:
                     when = dt.datetime.fromisoformat(args.since)
                 except ValueError:
@@ -238,13 +283,13 @@ def cmd_export(args: argparse.Namespace) -> int:
                                 f"({kafka.topic_prefix!r}) is not the services'", "not_found") from None
             lines = [env.to_json() for envs in games.values() for env in envs]
         else:
-            if not args.game_id:
+            if args.game_id is None:
                 raise Rejection("missing_game_id", "give a GAME_ID, or --all --game G", "malformed")
             lines = [env.to_json() for env in load(args)]
     except Rejection as exc:
         return _fail(args, exc)
     text = "\n".join(lines) + ("\n" if lines else "")
-    if not args.out:
+    if args.out is None:
         return _emit(args, text) or 0
     try:
         _write_out(args.out, text)
@@ -327,10 +372,10 @@ def _verdict(report) -> str:
 def _audit_all(args: argparse.Namespace) -> int:
     from croupier.engine.audit import audit
 
-    if not args.file:
+    if args.file is None:
         return _fail(args, Rejection("missing_file", "--all audits an exported file: give --file FILE", "malformed"))
     try:
-        games = read_file(Path(args.file))
+        games = read_file(_file(args))
     except Rejection as exc:
         return _fail(args, exc)
     reports = [audit(envs) for envs in games.values()]

@@ -42,6 +42,8 @@ from croupier_gateway.routing import Router
 from croupier_gateway.settings import GatewaySettings
 from croupier_gateway.tokens import SeatClaims, TokenError, TokenSigner
 from croupier_gateway.validation import (
+    JSON_INT_MAX,
+    JSON_INT_MIN,
     MAX_LIST,
     MAX_OFFSET,
     MAX_OPTIONS,
@@ -55,6 +57,7 @@ from croupier_gateway.validation import (
     check_unicode,
     is_unicode,
     option_text,
+    wide_int,
 )
 
 log = structlog.get_logger("croupier.gateway")
@@ -667,6 +670,11 @@ class Gateway(OperatorDesk):
         claims = await self.seat_claims(token, game_id)
         game_type = await self.game_type_of(game_id)
         try:
+            if wide_int(action):
+                # Else checked here as the integer it is, and read by the rules service as a
+                # float: refused there (or worse) with nothing naming the action.
+                raise bad_request("invalid_action", "an integer in an action is within 64 bits "
+                                  f"({JSON_INT_MIN}..{JSON_INT_MAX})", "action")
             action_json = canonical_json(action)
             # Before the codec, whose refusals may quote the action, and the rules request,
             # which cannot carry a lone surrogate (a JSON escape such as "\\ud800").

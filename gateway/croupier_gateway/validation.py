@@ -69,6 +69,24 @@ def check_unicode(text: str, code: str, field: str) -> str:
     return text
 
 
+# The integers the rules service's JSON parser (orjson) reads back as integers: past them it
+# reads a float (or infinity), which is not the action the gateway checked.
+JSON_INT_MIN, JSON_INT_MAX = -(2**63), 2**64 - 1
+
+
+def wide_int(value: Any) -> bool:
+    """Whether plain JSON `value` holds an integer outside JSON_INT_MIN..JSON_INT_MAX."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not JSON_INT_MIN <= value <= JSON_INT_MAX
+    if isinstance(value, dict):
+        return any(wide_int(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(wide_int(v) for v in value)
+    return False
+
+
 def option_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

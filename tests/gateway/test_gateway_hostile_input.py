@@ -4,14 +4,19 @@ reaches a rules service, and the table plays on afterwards."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from dataclasses import dataclass
+from typing import ClassVar
 
 import grpc
 import pytest
 from test_gateway_grpc import serve_and
 from test_gateway_http import bearer, create, error, seated
 
+from croupier.engine import registry
+from croupier.engine.contract import Command
 from croupier.v1 import gateway_pb2
 from croupier_gateway.errors import ApiError
 
@@ -127,3 +132,36 @@ def test_a_write_to_an_id_no_table_has_does_not_make_its_spectators_wait_for_it(
     # A table that is there: joined, then watched, as before.
     gid, (t0, _) = seated(client)
     assert client.get(f"/v1/tables/{gid}/view").status_code == 200
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bid(Command):
+    TYPE: ClassVar[str] = "Bid"
+    amount: int
+
+
+@pytest.fixture
+def bidding(pebbles, monkeypatch):
+    """pebbles with a move that has an integer field (the rules refuse every bid)."""
+    spec = dataclasses.replace(pebbles, commands=(*pebbles.commands, Bid))
+    monkeypatch.setitem(registry._cache, "pebbles", spec)
+    return spec
+
+
+@pytest.mark.parametrize("amount", [2**64, 10**30, -(2**63) - 1, 10**400])
+def test_an_integer_past_64_bits_in_an_action_is_refused_in_the_gateway_naming_the_action(bidding, client, fake_stack,
+                                                                                            amount):
+    """The rules service reads such an integer back as a float (or infinity): not the action
+    the gateway checked. Refused here, naming the action, and nothing reaches the rules."""
+    router = fake_stack[3]
+    gid, (t0, _) = seated(client)
+    body = json.dumps({"command_id": "c1", "action": {"type": "Bid", "amount": amount}})
+    err = error(client.post(f"/v1/tables/{gid}/commands", content=body, headers={**bearer(t0), **JSON}), 400)
+    assert err["code"] == "invalid_action" and err["field"] == "action", err
+    assert writes(router) == []
+    for fits in (2**63, -(2**63)):  # what the rules read as the integer it is goes on to them
+        r = client.post(f"/v1/tables/{gid}/commands", json={"command_id": f"c{fits}", "action": {"type": "Bid",
+                                                                                                   "amount": fits}},
+                        headers=bearer(t0))
+        assert error(r, 400)["code"] == "unknown"  # the (fake) rules' refusal of every bid
+    assert writes(router) == ["HandleCommand", "HandleCommand"]

@@ -23,7 +23,8 @@ NEW_GAME_WAIT_S = 10.0
 
 
 def check_game_id(game_id: Any, field: str = "game_id") -> str:
-    if not isinstance(game_id, str) or not GAME_ID_RE.match(game_id):
+    # fullmatch: match() lets "$" match before a final newline, so "id\n" passed for an id.
+    if not isinstance(game_id, str) or not GAME_ID_RE.fullmatch(game_id):
         raise bad_request("invalid_game_id", "a game id is 1..128 letters, digits and . _ : -", field)
     return game_id
 

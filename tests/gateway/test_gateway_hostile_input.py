@@ -165,3 +165,34 @@ def test_an_integer_past_64_bits_in_an_action_is_refused_in_the_gateway_naming_t
                         headers=bearer(t0))
         assert error(r, 400)["code"] == "unknown"  # the (fake) rules' refusal of every bid
     assert writes(router) == ["HandleCommand", "HandleCommand"]
+
+
+def test_a_game_id_with_a_final_newline_is_refused_as_an_id_on_every_face(client, fake_stack):
+    """A regex's "$" matches before a final newline: "id\\n" passed the gateway's check of an
+    id, and a join with it went on to the rules service."""
+    router = fake_stack[3]
+    gid, (t0, _) = seated(client)
+    calls = len(router.calls)
+    with client.websocket_connect(f"/v1/tables/{gid}%0A/stream?token={t0}") as ws:
+        assert json.loads(ws.receive_text())["error"]["code"] == "invalid_game_id"
+
+    async def scenario(grpc_client, address):
+        codes = {}
+        async with grpc.aio.insecure_channel(address) as channel:
+            for method, request in {
+                "GetTable": gateway_pb2.GetTableRequest(game_id=gid + "\n"),
+                "JoinTable": gateway_pb2.JoinTableRequest(game_id=gid + "\n", seat=0, player="x"),
+                "GetView": gateway_pb2.GetViewRequest(game_id=gid + "\n"),
+            }.items():
+                call = channel.unary_unary(f"/croupier.v1.GatewayService/{method}",
+                                           request_serializer=type(request).SerializeToString,
+                                           response_deserializer=lambda b: b)
+                try:
+                    await call(request)
+                except grpc.aio.AioRpcError as exc:
+                    codes[method] = (exc.code(), exc.details().split(":")[0])
+        return codes
+
+    codes = serve_and(fake_stack, scenario)
+    assert codes == {m: (grpc.StatusCode.INVALID_ARGUMENT, "invalid_game_id") for m in ("GetTable", "JoinTable", "GetView")}
+    assert len(router.calls) == calls

@@ -220,3 +220,16 @@ def test_a_file_of_many_games_names_them_and_their_events(capsys, no_kafka, game
     # With --all each is audited: both fail (a gap in one, a lone event in the other), exit 1.
     assert main(["audit", "--file", str(edited), "--all"]) == 1
     assert "0 of 2 games clean" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra", [[], ["--all"]])
+def test_a_file_of_another_game_type_than_game_says_is_refused(capsys, no_kafka, game_file, extra):
+    """`--game virtues` with a file of journey audited the journey game clean, exit 0: the
+    flag the operator gave to say what the file is was ignored."""
+    assert main(["audit", "--file", str(game_file), "--game", "virtues", *extra]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    one_line(err, "croupier audit:", "--game virtues", f"a game of {GAME}")
+    assert main(["replay", "--file", str(game_file), "--game", "virtues"]) == 2
+    one_line(capsys.readouterr().err, "croupier replay:", "--game virtues", f"a game of {GAME}")
+    assert main(["audit", "--file", str(game_file), "--game", GAME, *extra]) == 0  # the right one

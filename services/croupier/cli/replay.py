@@ -188,6 +188,16 @@ def _file(args: argparse.Namespace) -> Path | None:
     return Path(args.file)
 
 
+def _check_game_type(args: argparse.Namespace, path: Path, games: dict[str, list[Envelope]]) -> None:
+    """--game with --file says what the file holds: a file of another game type (the wrong
+    file, or a game relabelled) is refused, not audited as what it claims to be."""
+    want = getattr(args, "game", None)
+    for game_id, envs in games.items():
+        if want and envs[0].game_type != want:
+            raise Rejection("wrong_game_type", f"--game {want}, but {path} holds {_shown(game_id, 40)}, a game of "
+                            f"{envs[0].game_type}", "malformed")
+
+
 def load(args: argparse.Namespace) -> list[Envelope]:
     path = _file(args)
     if path is not None:
@@ -203,6 +213,7 @@ def load(args: argparse.Namespace) -> list[Envelope]:
                               for gid, envs in list(games.items())[:3])
             raise Rejection("many_games", f"{path} holds {len(ids)} games; {what}: {which}"
                             f"{', ...' if len(ids) > 3 else ''}", "malformed")
+        _check_game_type(args, path, games)
         return envelopes
     from croupier.rules.store import read_game
 
@@ -375,7 +386,9 @@ def _audit_all(args: argparse.Namespace) -> int:
     if args.file is None:
         return _fail(args, Rejection("missing_file", "--all audits an exported file: give --file FILE", "malformed"))
     try:
-        games = read_file(_file(args))
+        path = _file(args)
+        games = read_file(path)
+        _check_game_type(args, path, games)
     except Rejection as exc:
         return _fail(args, exc)
     reports = [audit(envs) for envs in games.values()]

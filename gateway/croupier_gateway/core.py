@@ -432,7 +432,14 @@ class Gateway(OperatorDesk):
         meta = await self.reads.meta(game_id)
         if not meta:
             raise not_found("no_such_game", f"no game {game_id}")
-        return table_summary(game_id, meta)
+        summary = table_summary(game_id, meta)
+        if summary["result"] is not None and summary["origin"] and not await self._fork_listed(summary):
+            # A fork over while a game of its origins is still played: its result (scores, the
+            # cards left in a deck...) tells of that game's hidden cards. Its seats have it in
+            # their views; the public facts, which anyone with its id may read, leave it out
+            # until the spectators may see the fork (_check_spectator).
+            summary["result"] = None
+        return summary
 
     async def join(self, game_id: str, seat: Any, player: Any = None, bot: Any = None, entropy: Any = None,
                    command_id: Any = None) -> dict[str, Any]:

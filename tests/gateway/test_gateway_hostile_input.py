@@ -17,6 +17,7 @@ from test_gateway_http import bearer, create, error, seated
 
 from croupier.engine import registry
 from croupier.engine.contract import Command
+from croupier.projector.keys import Keys
 from croupier.v1 import gateway_pb2
 from croupier_gateway.errors import ApiError
 
@@ -196,3 +197,28 @@ def test_a_game_id_with_a_final_newline_is_refused_as_an_id_on_every_face(client
     codes = serve_and(fake_stack, scenario)
     assert codes == {m: (grpc.StatusCode.INVALID_ARGUMENT, "invalid_game_id") for m in ("GetTable", "JoinTable", "GetView")}
     assert len(router.calls) == calls
+
+
+def test_a_forks_result_is_left_out_of_its_public_facts_while_its_origin_is_played(client, fake_stack):
+    """GET /v1/tables/{id} (and GetTable) answer anyone who has the id; a fork starts from its
+    origin's hands and decks, so its result may tell of the running origin's hidden cards."""
+    sredis = fake_stack[2]
+    origin, _ = seated(client)
+    fork, tokens = seated(client)
+    sredis.hset(Keys("").meta(fork), "origin", json.dumps({"game_id": origin, "seq": 3}))
+    for n in range(4):  # two pebbles a seat, played in turn: the fork ends
+        token = tokens[n % 2]
+        move = client.get(f"/v1/tables/{fork}/actions", headers=bearer(token)).json()["actions"][0]
+        assert client.post(f"/v1/tables/{fork}/commands", json={"command_id": f"m{n}", "action": move},
+                           headers=bearer(token)).status_code == 200
+    table = client.get(f"/v1/tables/{fork}").json()
+    assert table["status"] == "over" and table["origin"]["game_id"] == origin
+    assert table["result"] is None
+    assert client.get(f"/v1/tables/{fork}/view", headers=bearer(tokens[0])).json()["view"]["result"]  # its seats'
+
+    async def scenario(grpc_client, address):
+        return await grpc_client.table(fork)
+
+    assert serve_and(fake_stack, scenario)["result"] is None
+    sredis.hset(Keys("").meta(origin), "status", "over")  # the origin is over: the fork is anyone's
+    assert client.get(f"/v1/tables/{fork}").json()["result"] == {"winners": [0]}

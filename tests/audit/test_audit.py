@@ -452,3 +452,14 @@ def test_a_log_cut_between_commands_is_clean_only_so_far_and_says_it_is_incomple
     assert main(["audit", "--file", str(export), "--all", "--require-ended"]) == 1
     out = capsys.readouterr().out
     assert "2 of 2 games clean (1 of them INCOMPLETE" in out and f"{envs[0].game_id} (expeditions): INCOMPLETE" in out
+
+
+@pytest.mark.parametrize("game_id", list(registry.GAME_IDS))
+def test_the_first_line_of_a_replay_says_the_table_was_made_and_never_shows_its_seed(game_id):
+    # Before, the creation's line was "table: CreateTable -> " with nothing after the arrow.
+    envs = played(game_id, seats=registry.get(game_id).min_seats)
+    seed = envs[0].payload["seed"]
+    for viewer in ("operator", "spectator", "0"):
+        first = moves(envs, envs[0].seq, viewer)[0]
+        assert first.endswith(f"table: CreateTable -> a table for {envs[0].payload['seats']} seats")
+        assert seed not in first

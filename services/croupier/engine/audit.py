@@ -374,7 +374,11 @@ def moves(envelopes: Sequence[Envelope], seq: int | None, viewer: str) -> list[s
             state = host.evolve(state, env)
         words = []
         for env in batch:
-            if env.type in host.events and env.type not in ("TableCreated",):
+            if env.type == "TableCreated":
+                # Its seats only: the event also holds the secret seed, which no line may show.
+                seats = env.payload.get("seats") if isinstance(env.payload, dict) else None
+                words.append(f"a table for {seats} seats" if isinstance(seats, int) else "a table")
+            elif env.type in host.events:
                 try:
                     event = host.decode_event(env)
                     words.append(_describe(spec, event))

@@ -44,9 +44,11 @@ from croupier_gateway.tokens import SeatClaims, TokenError, TokenSigner
 from croupier_gateway.validation import (
     JSON_INT_MAX,
     JSON_INT_MIN,
+    MAX_ACTION_CHARS,
     MAX_LIST,
     MAX_OFFSET,
     MAX_OPTIONS,
+    MAX_REMEMBERED_ACTION,
     MAX_WAIT_S,
     NEW_GAME_WAIT_S,
     STATUSES,
@@ -686,14 +688,18 @@ class Gateway(OperatorDesk):
             # Before the codec, whose refusals may quote the action, and the rules request,
             # which cannot carry a lone surrogate (a JSON escape such as "\\ud800").
             check_unicode(action_json, "invalid_action", "action")
+            if len(action_json) > MAX_ACTION_CHARS:
+                raise ApiError("too_large", "action_too_large",
+                               f"an action is at most {MAX_ACTION_CHARS} characters of JSON", field="action")
             checked = (game_type, claims.seat, action_json)
             if checked not in self._checked_actions:
                 # The game's codec decides whether an action is well formed, from the action
                 # and the seat alone: an action seen before need not be decoded again.
                 self.host(game_type).decode_action(dict(action), claims.seat)
-                if len(self._checked_actions) >= CHECKED_ACTIONS:
-                    self._checked_actions.clear()
-                self._checked_actions.add(checked)
+                if len(action_json) <= MAX_REMEMBERED_ACTION:
+                    if len(self._checked_actions) >= CHECKED_ACTIONS:
+                        self._checked_actions.clear()
+                    self._checked_actions.add(checked)
         except Rejection as rej:
             raise ApiError.from_rejection(rej, field="action") from None
         except (TypeError, ValueError, RecursionError):

@@ -19,6 +19,14 @@ MAX_LIST = 200
 MAX_OFFSET = 1_000
 STATUSES = ("open", "running", "over")
 MAX_WAIT_S = 30.0
+# The longest action (its canonical JSON, in characters) a rules service takes
+# (croupier.rules.service.MAX_ACTION_JSON, which a test holds this to): a longer one is refused
+# here, naming the action, and never reaches a rules service.
+MAX_ACTION_CHARS = 16 * 1024
+# The longest well-formed action the gateway remembers as checked (core.CHECKED_ACTIONS of
+# them): a move is a few dozen characters; a seat sending big well-formed ones (a card name
+# of 16 KB, refused by the rules as no card) must not fill the gateway's memory.
+MAX_REMEMBERED_ACTION = 512
 NEW_GAME_WAIT_S = 10.0
 
 

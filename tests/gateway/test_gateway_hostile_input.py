@@ -19,6 +19,7 @@ from croupier.engine import registry
 from croupier.engine.contract import Command
 from croupier.projector.keys import Keys
 from croupier.v1 import gateway_pb2
+from croupier_gateway import validation
 from croupier_gateway.errors import ApiError
 
 JSON = {"content-type": "application/json"}
@@ -222,3 +223,28 @@ def test_a_forks_result_is_left_out_of_its_public_facts_while_its_origin_is_play
     assert serve_and(fake_stack, scenario)["result"] is None
     sredis.hset(Keys("").meta(origin), "status", "over")  # the origin is over: the fork is anyone's
     assert client.get(f"/v1/tables/{fork}").json()["result"] == {"winners": [0]}
+
+
+def test_an_action_past_the_rules_size_is_refused_in_the_gateway_and_big_ones_are_not_remembered(client, fake_stack):
+    """A well-formed action of 16 KB and more reached the rules service, which refused it
+    without naming the action; and every well-formed action was remembered as checked (50,000
+    of them), so a seat sending big ones (a 60 KB card name) filled the gateway's memory."""
+    from croupier.rules.service import MAX_ACTION_JSON
+
+    router = fake_stack[3]
+    gw = client.app.state.holder["gw"]
+    gid, (t0, _) = seated(client)
+    huge = {"type": "Play", "pebble": "p" * MAX_ACTION_JSON}
+    err = error(client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c1", "action": huge},
+                            headers=bearer(t0)), 413)
+    assert err["code"] == "action_too_large" and err["field"] == "action"
+    assert writes(router) == []
+    big = {"type": "Play", "pebble": "p" * 2000}  # well formed, no pebble: the rules refuse it
+    assert error(client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c2", "action": big},
+                             headers=bearer(t0)), 422)["code"] == "not_in_hand"
+    assert not any(len(action) > 1000 for _, _, action in gw._checked_actions)
+    move = client.get(f"/v1/tables/{gid}/actions", headers=bearer(t0)).json()["actions"][0]
+    assert client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c3", "action": move},
+                       headers=bearer(t0)).status_code == 200
+    assert len(gw._checked_actions) == 1  # a move as it is sent is remembered
+    assert validation.MAX_ACTION_CHARS == MAX_ACTION_JSON  # the gateway's limit is the rules service's

@@ -260,6 +260,12 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
             return error_response(ApiError("malformed", "invalid_json",
                                            f"the body is not JSON (at character {offset}): {message}", field="body"))
         field = _field(first.get("loc", ()))
+        if first.get("type") == "extra_forbidden":
+            # The field is the client's own name (any text, any length): not made into a code,
+            # which is one of ours, and not echoed at length.
+            field = field if len(field) <= 100 else field[:100] + "…"
+            return error_response(ApiError("malformed", "unknown_field", f"{field}: this request has no such field",
+                                           field=field))
         code = f"invalid_{field.split('.')[0]}"
         return error_response(ApiError("malformed", code, f"{field}: {message}", field=field))
 

@@ -248,3 +248,16 @@ def test_an_action_past_the_rules_size_is_refused_in_the_gateway_and_big_ones_ar
                        headers=bearer(t0)).status_code == 200
     assert len(gw._checked_actions) == 1  # a move as it is sent is remembered
     assert validation.MAX_ACTION_CHARS == MAX_ACTION_JSON  # the gateway's limit is the rules service's
+
+
+def test_a_field_a_request_does_not_have_is_unknown_field_whatever_its_name(client):
+    """The code of a refusal is ours and stable: not made of the client's own field name
+    (which was echoed at any length, 60 KB included)."""
+    for name in ("colour", 'a "b" c', "x" * 60_000):
+        err = error(client.post("/v1/tables", json={"game_type": "pebbles", name: 1}), 400)
+        assert err["code"] == "unknown_field" and err["field"].startswith(name[:100]) and len(err["field"]) <= 101
+        assert len(err["message"]) < 200
+    gid, (t0, _) = seated(client)
+    err = error(client.post(f"/v1/tables/{gid}/commands", json={"command_id": "c", "action": {"type": "Play"},
+                                                                "seat": 1}, headers=bearer(t0)), 400)
+    assert (err["code"], err["field"]) == ("unknown_field", "seat")

@@ -20,6 +20,8 @@ from croupier_gateway.reads import table_summary
 from croupier_gateway.validation import GAME_ID_RE, STATUSES, check_command_id, check_game_id, check_seat, check_text
 
 OPERATOR_MAX_OFFSET = 100_000
+# The rules service's refusals of a fork's step: past the log's end, inside one command's events.
+FORK_POINT_CODES = frozenset({"bad_seq", "mid_command"})
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -129,7 +131,12 @@ class OperatorDesk:
         cid, new_id = self.new_table_id(game_type, f"fork:{game_id}:{at}", command_id)
         request = rules_pb2.ForkGameRequest(game_type=game_type, game_id=new_id, origin_game_id=game_id, at_seq=at,
                                             command_id=f"fork:{cid}")
-        response = await self._call(game_type, new_id, "ForkGame", request)
+        try:
+            response = await self._call(game_type, new_id, "ForkGame", request)
+        except ApiError as error:
+            if error.code in FORK_POINT_CODES and error.field is None:
+                error.field = "at"  # the rules service checks the step against the log: its refusal is of `at`
+            raise
         self._remember_type(new_id, game_type)
         version = int(response.result.version)
         await self.wait_projected(new_id, version)

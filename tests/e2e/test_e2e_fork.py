@@ -44,6 +44,7 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
             out = {
                 "unauthorised": (await http.post(f"/v1/operator/games/{origin}/fork", json={"at": at})).status_code,
                 "bad_at": await http.post(f"/v1/operator/games/{origin}/fork", json={"at": 0}, headers=OP),
+                "past_end": await http.post(f"/v1/operator/games/{origin}/fork", json={"at": at + 1000}, headers=OP),
                 "not_a_fork": await http.post(f"/v1/operator/games/{origin}/seats/0/token", headers=OP),
             }
             forked = await http.post(f"/v1/operator/games/{origin}/fork", json={"at": at, "command_id": "f1"},
@@ -90,6 +91,9 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
     out, at, origin_views, forked, again, full, issued, seats, audit, table, origin_after, replays = run(main())
     assert out["unauthorised"] == 401
     assert (out["bad_at"].status_code, out["bad_at"].json()["error"]["field"]) == (400, "at")
+    # Past the log's end: the rules service's refusal, answered as one of `at` too.
+    past_end = out["past_end"].json()["error"]
+    assert (out["past_end"].status_code, past_end["code"], past_end["field"]) == (400, "bad_seq", "at")
     assert (out["not_a_fork"].status_code, out["not_a_fork"].json()["error"]["code"]) == (422, "not_a_fork")
     assert forked.status_code == 201, forked.text
     body = forked.json()

@@ -62,9 +62,13 @@ def test_a_command_the_rules_fail_on_is_refused_alone_and_the_partition_goes_on(
 
         owner.host.decide = failing
         try:
-            with pytest.raises(Rejection) as refused:
-                await _answer(owner, "a", _a_legal_move(owner, "a"), "poison")
+            poison = _a_legal_move(owner, "a")
+            with capture_logs() as logs, pytest.raises(Rejection) as refused:
+                await _answer(owner, "a", poison, "poison")
             before = len(log)
+            # Logged for the operators with what finds the player's complaint: game, id, seat.
+            failed = [e for e in logs if e["event"] == "decide_failed"]
+            assert [(e["game_id"], e["command_id"], e["seat"]) for e in failed] == [("a", "poison", poison.seat)]
             # The same game and another game of the partition are still served.
             again = await _answer(owner, "a", _a_legal_move(owner, "a"), "m1")
             other = await _answer(owner, "b", _a_legal_move(owner, "b"), "m2")

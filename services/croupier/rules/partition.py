@@ -569,7 +569,8 @@ class PartitionOwner:
                 # A command the game's checks let through and its rules then failed on (a
                 # bug, found by that input): refused alone, nothing recorded, the rest of the
                 # batch and the partition go on. Logged in full for the operators.
-                log.exception("decide_failed", game_id=item.game_id, command_id=item.command_id)
+                log.exception("decide_failed", game_id=item.game_id, command_id=item.command_id,
+                              seat=getattr(item.command, "seat", None))
                 answers.append((item, Rejection(
                     "command_not_understood",
                     f"this command could not be judged ({type(exc).__name__}); nothing was recorded", "malformed"), None))

@@ -67,6 +67,10 @@ def _origin_of(envelopes: Sequence[Envelope]) -> Any:
     return (envelopes[0].payload or {}).get("origin") if envelopes and envelopes[0].type == "TableCreated" else None
 
 
+def _while_running() -> ApiError:
+    return ApiError("forbidden", "replay_while_running", "while the game runs you may replay only as your own seat")
+
+
 def fork_of_running_game() -> ApiError:
     return ApiError("forbidden", "fork_of_running_game",
                     "this table is a fork of a game still being played: spectators may watch or replay it "
@@ -149,23 +153,25 @@ def register_player(router: APIRouter, gw: Callable[[], Any], bearer: Callable[[
         claims = await g.seat_claims(bearer(request), game_id, required=False)
         # The read models first: an id no table has is answered without reading Kafka, and
         # only a few players' replays read the log at once (anyone may ask for one).
-        if not await g.reads.meta(game_id):
+        meta = await g.reads.meta(game_id)
+        if not meta:
             raise ApiError("not_found", "no_such_game", f"no game {game_id}")
+        own = "spectator" if claims is None else str(claims.seat)
+        who = viewer or own
+        if who != own and meta.get("status") in ("open", "running"):
+            raise _while_running()  # refused by the read models: no log read for it
         if g.player_replays.locked():
             raise ApiError("unavailable", "replays_busy", "this gateway is reading other replays; retry shortly",
                            retry_after_s=2)
         async with g.player_replays:
             envelopes = await _log(g, game_id)
         over = any(env.type == "TableEnded" for env in envelopes)
-        own = "spectator" if claims is None else str(claims.seat)
-        who = viewer or own
         if who != own and not await _record_open(g, envelopes):
             if over:
                 raise ApiError("forbidden", "replay_while_origin_runs",
                                "this table is a fork of a game still being played: until that game is over "
                                "you may replay it only as your own seat")
-            raise ApiError("forbidden", "replay_while_running",
-                           "while the game runs you may replay only as your own seat")
+            raise _while_running()
         if claims is None and not await origin_over(g, _origin_of(envelopes)):
             raise fork_of_running_game()
         if over and to is None:

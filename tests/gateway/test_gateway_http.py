@@ -782,6 +782,11 @@ def test_a_players_replay_of_no_table_is_404_without_reading_the_log_and_few_rea
             await gw.player_replays.acquire()
             held.append(1)
 
+    # A running table replayed as a seat not the asker's: refused from the read models too.
+    status = client.get(f"/v1/tables/{gid}").json()["status"]
+    assert status in ("open", "running")
+    assert error(client.get(f"/v1/tables/{gid}/replay", params={"as": "0"}), 403)["code"] == "replay_while_running"
+    assert reads == []
     client.portal.call(take_all)  # every slot busy with other replays
     try:
         r = client.get(f"/v1/tables/{gid}/replay")

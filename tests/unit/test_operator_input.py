@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli_input import trap  # tests/unit is on sys.path
 
 from croupier.cli.main import main
 from croupier.engine import registry
@@ -41,14 +42,6 @@ def one_line(err: str, *words: str) -> str:
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and all(w in lines[0] for w in words), err
     return lines[0]
-
-
-def trap(monkeypatch, *targets: str) -> None:
-    def refused(*args, **kwargs):
-        raise AssertionError("bad input reached " + ", ".join(targets))
-
-    for target in targets:
-        monkeypatch.setattr(target, refused)
 
 
 @pytest.fixture

@@ -365,8 +365,12 @@ def test_an_applied_update_is_published_with_the_views_it_wrote(redis, prefix):
 class _Record:
     """A consumed record as the fold reads it (value, topic, partition, offset)."""
 
-    def __init__(self, topic: str, partition: int, offset: int, value: bytes):
+    def __init__(self, topic: str, partition: int, offset: int, value: bytes, key: bytes | None = None):
         self._topic, self._partition, self._offset, self._value = topic, partition, offset, value
+        self._key = key if key is not None else json.loads(value)["game_id"].encode()
+
+    def key(self) -> bytes:
+        return self._key
 
     def value(self) -> bytes:
         return self._value

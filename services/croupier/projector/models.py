@@ -77,6 +77,7 @@ return 0
 """
 
 SWEEP_BATCH = 1000  # finished games one sweep round takes out of the listings
+UNVIEWABLE = -2  # apply's answer for a game whose views could not be made (nothing written)
 
 
 @dataclass
@@ -156,10 +157,21 @@ class ReadModels:
         listings of the games that are now current (applied, or applied before). A failure
         between the two round trips is repaired when the game's state is next loaded
         (`relist`). Per game 1 (applied), 0 (applied before), 2 (Redis holds a later version:
-        its writer listed it) or -1 (refused)."""
+        its writer listed it), -1 (refused) or UNVIEWABLE (its views could not be made: nothing
+        of it written)."""
         pipe = self.r.pipeline(transaction=False)
-        messages = [self._queue_apply(pipe, f, hosts[f.game_type]) for f in flushes]
-        results = [int(r) for r in pipe.execute()]
+        messages: list[str | None] = []
+        for f in flushes:
+            try:
+                messages.append(self._queue_apply(pipe, f, hosts[f.game_type]))
+            except Exception as exc:  # noqa: BLE001 - a state the game's view cannot show
+                # Nothing of it is queued (the script is queued last): the game's read models
+                # stay as they were, and the other games of the batch are written.
+                log.error("read_model_unviewable", game_id=f.game_id, version=f.state.version,
+                          error=f"{type(exc).__name__}: {exc}"[:300])
+                messages.append(None)
+        answers = iter(int(r) for r in pipe.execute()) if len(pipe) else iter(())
+        results = [UNVIEWABLE if m is None else next(answers) for m in messages]
         pipe = self.r.pipeline(transaction=False)
         now_ms = int(time.time() * 1000)
         for f, result, message in zip(flushes, results, messages):

@@ -35,9 +35,9 @@ from croupier.engine.envelope import Envelope
 from croupier.engine.table import OVER, TableHost, TableState
 from croupier.projector.confluent import consumer_config
 from croupier.projector.keys import Keys
-from croupier.projector.models import Flush, ReadModels
+from croupier.projector.models import UNVIEWABLE, Flush, ReadModels
 from croupier.rules.settings import KafkaSettings, env_int, env_str, redis_url_from_env
-from croupier.rules.store import decode_record, ensure_topic, kafka_client, wait_for_partitions
+from croupier.rules.store import decode_record, ensure_topic, kafka_client, partition_for, wait_for_partitions
 
 log = structlog.get_logger("croupier.projector")
 
@@ -114,10 +114,22 @@ class Projector:
         # The events of a command whose last events a batch did not bring yet, per game: its
         # partition and the records (envelope, offset), folded again with the next batch.
         self.held: dict[str, tuple[TopicPartition, list[tuple[Envelope, int]]]] = {}
+        # Games whose log holds a record this projector cannot fold (skip_record): game_id ->
+        # where and why. Their read models stay as the last whole command before it left them,
+        # and their later records are skipped, not held nor rewound for.
+        self.stuck: dict[str, str] = {}
+        # (topic, partition, game_id) -> the offset of the record after a gap in that game's
+        # seqs, for which the partition was rewound to zero: met there again, the events
+        # missing are not in the log, and the game is stuck rather than rewound for ever.
+        self.gaps: dict[tuple[str, int, str], int] = {}
+        self.partition_counts: dict[str, int] = {}  # per topic, as connect() found it
         self._stop = threading.Event()
         self.metrics = CollectorRegistry()
         self.m_events = Counter("croupier_projector_events", "Events folded", ["game_type"], registry=self.metrics)
         self.m_rewinds = Counter("croupier_projector_rewinds", "Partitions re-read from zero", registry=self.metrics)
+        self.m_skipped = Counter("croupier_projector_skipped_records",
+                                 "Records not folded: not an envelope of the partition's games, or of a stuck game",
+                                 ["topic", "reason"], registry=self.metrics)
         self.m_lag = Gauge("croupier_projector_lag", "Records behind the end", ["topic", "partition"], registry=self.metrics)
         self.consumer: Consumer | None = None
         self.epoch = 0
@@ -131,10 +143,14 @@ class Projector:
         self.recorded: dict[tuple[str, int], int | None] = {}
         self._record = self.redis.register_script(RECORD_OFFSETS)
 
-    def forget(self, partitions) -> None:
+    def forget(self, partitions, *, keep_gaps: bool = False) -> None:
         gone = {TopicPartition(tp.topic, tp.partition) for tp in partitions}
         for tp in gone:
             self.recorded.pop((tp.topic, tp.partition), None)
+        if not keep_gaps:
+            names = {(tp.topic, tp.partition) for tp in gone}
+            for key in [k for k in self.gaps if k[:2] in names]:
+                del self.gaps[key]
         for gid in [g for g, tp in self.partition_of.items() if tp in gone]:
             self.cache.pop(gid, None)
             self.partition_of.pop(gid, None)
@@ -145,6 +161,7 @@ class Projector:
         self.cache.clear()
         self.partition_of.clear()
         self.held.clear()
+        self.gaps.clear()
 
     def assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """on_assign: take the partitions, from the beginning if a rebuild is not folded yet.
@@ -224,7 +241,7 @@ class Projector:
         # Know every topic's partitions before joining, or the group may assign nothing
         # until the next metadata refresh.
         for topic in self.topics:
-            wait_for_partitions(consumer, topic)
+            self.partition_counts[topic] = wait_for_partitions(consumer, topic)
         rewind = _Rewind(self)
         consumer.subscribe(list(self.topics), on_assign=rewind.on_assign, on_revoke=rewind.on_revoke,
                            on_lost=rewind.on_lost)
@@ -418,6 +435,65 @@ class Projector:
                         1, ack, epoch)
         return not from_zero
 
+    def envelope(self, msg: Message) -> tuple[Envelope | None, str, str]:
+        """The record's envelope, and why it is not one of its partition's games' (reason, why;
+        empty when it is). A game's log, as replay and audit read it (store.read_game), is the
+        records of its partition keyed by its game_id: a record under another key (or none),
+        or in another partition, or of another game type's, is in no game's log."""
+        value = msg.value()
+        if not value:
+            return None, "not_an_envelope", "an empty value" if value is not None else "a null value"
+        try:
+            env = decode_record(value)
+        except Exception as exc:  # noqa: BLE001 - bytes, JSON of any shape
+            return None, "not_an_envelope", f"{len(value)} bytes that are not an envelope: {_why(exc)}"
+        problem = _malformed(env)
+        if problem:
+            return None, "not_an_envelope", problem
+        key = msg.key()
+        if key != env.game_id.encode():
+            return env, "key_mismatch", f"its key {_clip(repr(key))} is not its game_id"
+        game_type = self.topics.get(msg.topic())
+        if env.game_type != game_type:
+            return env, "wrong_game_type", f"a {_clip(env.game_type)} event in the topic of {game_type}"
+        partitions = self.partition_counts.get(msg.topic())
+        if partitions and partition_for(env.game_id, partitions) != msg.partition():
+            return env, "wrong_partition", f"its game's partition is {partition_for(env.game_id, partitions)}"
+        return env, "", ""
+
+    def skip_record(self, topic: str, partition: int, offset: int, reason: str, why: str,
+                    env: Envelope | None = None) -> None:
+        """A record that is not folded: logged and counted; the partition goes on past it."""
+        self.m_skipped.labels(topic, reason).inc()
+        fields = {"game_id": env.game_id if isinstance(env.game_id, str) else None} if env is not None else {}
+        if env is not None and reason != "not_an_envelope":
+            fields["seq"] = env.seq
+        logger = log.warning if reason == "game_stuck" else log.error
+        logger("record_skipped", partition=f"{topic}/{partition}", offset=offset, reason=reason, why=why, **fields)
+
+    def stick(self, gid: str, tp: TopicPartition, offset: int, reason: str, why: str, env: Envelope | None = None) -> None:
+        """The game cannot be folded past this record: its read models stay as they are, its
+        later records are skipped (until the projector starts again or the partition moves,
+        when the record is met again: a newer projector may fold it)."""
+        self.stuck[gid] = f"{tp.topic}/{tp.partition} offset {offset} ({reason}: {why})"
+        self.cache.pop(gid, None)
+        self.partition_of.pop(gid, None)
+        self.held.pop(gid, None)
+        self.gaps.pop((tp.topic, tp.partition, gid), None)
+        self.m_skipped.labels(tp.topic, reason).inc()
+        log.error("game_stuck", game_id=gid, partition=f"{tp.topic}/{tp.partition}", offset=offset, reason=reason,
+                  why=why, seq=env.seq if env is not None else None)
+
+    def _evolve(self, host: TableHost, state: TableState | None, env: Envelope) -> TableState:
+        if env.type == "TableCreated" and state is None:
+            # The table's size is trusted by the engine's evolve (the rules checked it when
+            # they made the event): a record of a billion seats would take the memory.
+            seats = env.payload.get("seats")
+            spec = host.spec
+            if type(seats) is not int or not spec.min_seats <= seats <= spec.max_seats:
+                raise ValueError(f"{_clip(repr(seats))} seats: {spec.id} is for {spec.min_seats} to {spec.max_seats}")
+        return host.evolve(state, env)
+
     def fold(self, consumer: Consumer | None, batch: list[Message]) -> int:
         """Fold one batch of records (in partition order); returns how many events were
         applied. The partitions it had to rewind to zero (a gap, or a write Redis refused)
@@ -425,7 +501,14 @@ class Projector:
         per_game: dict[str, list[tuple[Envelope, int]]] = defaultdict(list)
         where: dict[str, TopicPartition] = {}
         for msg in batch:
-            env = decode_record(msg.value())
+            env, reason, why = self.envelope(msg)
+            if env is None or reason:
+                self.skip_record(msg.topic(), msg.partition(), msg.offset(), reason, why, env)
+                continue
+            if env.game_id in self.stuck:
+                self.skip_record(msg.topic(), msg.partition(), msg.offset(), "game_stuck",
+                                 f"its game is stuck since {self.stuck[env.game_id]}", env)
+                continue
             per_game[env.game_id].append((env, msg.offset()))
             where[env.game_id] = TopicPartition(msg.topic(), msg.partition())
         missing = [gid for gid in per_game if gid not in self.cache]
@@ -435,6 +518,7 @@ class Projector:
         flushes: list[Flush] = []
         rewind: set[TopicPartition] = set()
         applied = 0
+        at: dict[str, int] = {}  # per game flushed: the offset of its last record shown
         for gid, records in per_game.items():
             held = self.held.pop(gid, None)
             if held is not None:
@@ -451,19 +535,37 @@ class Projector:
             end = 0  # the seq that ends the command under way
             rest = 0  # records[rest:] not shown yet are held for the next batch
             joins: dict[int, int] = {}
-            for i, (env, _) in enumerate(records):
+            tp = where[gid]
+            for i, (env, offset) in enumerate(records):
                 if env.seq <= version:
                     continue  # redelivered
                 if env.seq != version + 1:
-                    rewind.add(where[gid])
-                    log.warning("gap", game_id=gid, seq=env.seq, version=version)
                     rest = len(records)
+                    if self.gaps.get((tp.topic, tp.partition, gid)) == offset:
+                        # Read again from the partition's start, and the seqs still do not
+                        # follow: the missing events are not in the log. Rewinding again
+                        # would re-read the partition for ever, committing nothing.
+                        self.stick(gid, tp, offset, "log_gap",
+                                   f"seq {env.seq} follows seq {version}: the events between are not in the log", env)
+                        break
+                    self.gaps[(tp.topic, tp.partition, gid)] = offset
+                    rewind.add(tp)
+                    log.warning("gap", game_id=gid, seq=env.seq, version=version,
+                                partition=f"{tp.topic}/{tp.partition}", offset=offset)
                     break
                 if env.cause is not None:
                     if version < end:  # a new command before the last one's count ran out
                         shown, shown_at, shown_joins, rest = state, version, dict(joins) if joins else NO_JOINS, i
                     end = env.command_end
-                state = host.evolve(state, env)
+                try:
+                    state = self._evolve(host, state, env)
+                except Exception as exc:  # noqa: BLE001 - any record the engine cannot fold
+                    # An event this code cannot fold (an unknown type, a newer version, a
+                    # payload of the wrong shape, a first event that is no TableCreated): the
+                    # game stays as its last whole command left it; the others go on.
+                    rest = len(records)
+                    self.stick(gid, tp, offset, "unfoldable", f"seq {env.seq} ({_clip(env.type)}): {_why(exc)}", env)
+                    break
                 version = env.seq
                 first = first or env.seq
                 if env.type == "SeatJoined":
@@ -476,13 +578,18 @@ class Projector:
             if tail:
                 self.held[gid] = (where[gid], tail)
             if first is not None and shown is not None and shown_at >= first:
+                at[gid] = next(o for e, o in records if e.seq == shown_at)
                 flushes.append(Flush(gid, game_type, first, shown, shown_joins))
                 applied += shown_at - first + 1
                 self.m_events.labels(game_type).inc(shown_at - first + 1)
         if flushes:
             results = self.models.apply(flushes, self.hosts)
             for f, result in zip(flushes, results):
-                if result < 0:
+                if result == UNVIEWABLE:
+                    tp = where[f.game_id]
+                    self.stick(f.game_id, tp, at[f.game_id], "unviewable",
+                               f"its views at seq {f.state.version} cannot be made (see read_model_unviewable)")
+                elif result < 0:
                     rewind.add(where[f.game_id])
                     self.cache.pop(f.game_id, None)
                 elif result == 2 or f.state.status == OVER:
@@ -495,7 +602,7 @@ class Projector:
                     self.partition_of[f.game_id] = where[f.game_id]
         self.rewound = rewind
         if rewind and consumer is not None:
-            self.forget(rewind)
+            self.forget(rewind, keep_gaps=True)
             for tp in rewind:
                 try:
                     # Being fetched (its records are in this batch), so librdkafka can seek it.
@@ -546,6 +653,36 @@ class Projector:
 
 
 LAG_TTL_S = 30  # the lag readings of projectors that stopped reporting go away
+CLIP = 200  # characters of a record's own text a log line carries
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= CLIP else text[:CLIP] + "..."
+
+
+def _why(exc: BaseException) -> str:
+    return _clip(f"{type(exc).__name__}: {exc}")
+
+
+def _is_int(value) -> bool:
+    return type(value) is int
+
+
+def _malformed(env: Envelope) -> str:
+    """What makes a decoded record no envelope the fold can even order (empty if nothing):
+    the fields it compares and groups by, and a command's count of events."""
+    if not isinstance(env.game_id, str) or not env.game_id:
+        return "its game_id is not a string"
+    if not isinstance(env.game_type, str):
+        return "its game_type is not a string"
+    if not _is_int(env.seq) or env.seq < 1:
+        return f"its seq {_clip(repr(env.seq))} is not a positive integer"
+    if not isinstance(env.type, str) or not _is_int(env.version) or not isinstance(env.payload, dict):
+        return "its type, version or payload is not of its kind"
+    if env.cause is not None:
+        if not isinstance(env.cause, dict) or not _is_int(env.cause.get("events")) or env.cause["events"] < 1:
+            return "its cause has no count of events"
+    return ""
 IDLE_WAIT_S = 0.2  # the longest a consume blocks when nothing is waiting (the stop flag's latency)
 
 

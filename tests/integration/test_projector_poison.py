@@ -100,7 +100,15 @@ def _stop(running: _Running) -> None:
 
 
 def _views(redis, keys: Keys, game_id: str) -> dict[str, str]:
+    if redis.type(keys.views(game_id)) != b"hash":
+        return {}
     return {k.decode(): v.decode() for k, v in redis.hgetall(keys.views(game_id)).items()}
+
+
+def _version(redis, keys: Keys, game_id: str) -> str:
+    if redis.type(keys.meta(game_id)) != b"hash":
+        return ""
+    return (redis.hget(keys.meta(game_id), "version") or b"").decode()
 
 
 def _skipped(projector: Projector, reason: str) -> float:
@@ -220,7 +228,7 @@ def test_hostile_records_are_skipped_and_the_other_games_of_the_partition_go_on(
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and running.thread.is_alive():
-            got = {gid: (_views(redis, keys, gid), (redis.hget(keys.meta(gid), "version") or b"").decode())
+            got = {gid: (_views(redis, keys, gid), _version(redis, keys, gid))
                    for gid in want}
             record = redis.hget(keys.offsets(), f"{topic}/0")
             if got == want and record is not None and int(record) >= high - 1:
@@ -228,7 +236,7 @@ def test_hostile_records_are_skipped_and_the_other_games_of_the_partition_go_on(
             time.sleep(0.5)
         assert running.error is None, repr(running.error)
         assert running.thread.is_alive(), "the projector stopped"
-        got = {gid: (_views(redis, keys, gid), (redis.hget(keys.meta(gid), "version") or b"").decode()) for gid in want}
+        got = {gid: (_views(redis, keys, gid), _version(redis, keys, gid)) for gid in want}
         for gid in want:
             assert got[gid] == want[gid], gid
         # Nothing of the game without its TableCreated, nor of the journey game in this topic.
@@ -253,3 +261,95 @@ def test_hostile_records_are_skipped_and_the_other_games_of_the_partition_go_on(
         assert len(rewinds) <= 3, rewinds
     finally:
         _stop(running)
+
+
+def test_read_models_of_the_wrong_type_under_a_running_projector_are_made_again_from_the_log(
+        kafka, redis_url, redis, prefix, projector_log):
+    """A game's meta or state, a listing, or the record of offsets replaced by a value of
+    another type (or an entry that is no offset) under a running projector: Redis refuses
+    every write or read of it (WRONGTYPE), which the projector took for Redis being away, and
+    folded again for ever, every game stalled. Now the key is dropped and made again."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    settings = _settings(kafka, redis_url, prefix)
+    topic = settings.kafka.topic(GAME)
+    ensure_topic(settings.kafka, topic)
+    keys = Keys(prefix)
+    producer = Producer({"bootstrap.servers": kafka, "enable.idempotence": True})
+    host = TableHost(registry.get(GAME))
+
+    def put_envs(envs):
+        for e in envs:
+            producer.produce(topic, encode_record(e), e.game_id.encode(), 0)
+        assert producer.flush(30) == 0
+
+    games = {name: _game(10 + i, 3) for i, name in enumerate(("a", "b", "c", "d"))}
+    lobby_game, _, _ = _game(20, 1)  # TableCreated only: in the lobby
+    expected = {name: list(envs) for name, (envs, _, _) in games.items()}
+    for name in ("a", "b", "c"):
+        put_envs(expected[name])
+    put_envs(lobby_game)
+
+    def converge(names, timeout_s=60):
+        want = {}
+        for name in names:
+            state = host.fold(expected[name])
+            want[expected[name][0].game_id] = (read_model_views(host, state), str(state.version))
+        deadline = time.monotonic() + timeout_s
+        while True:
+            got = {gid: (_views(redis, keys, gid), _version(redis, keys, gid))
+                   for gid in want}
+            lobby = [m.decode() for m in redis.zrange(keys.lobby(GAME), 0, -1)] if redis.type(
+                keys.lobby(GAME)) == b"zset" else []
+            running = {m.decode() for m in redis.zrange(keys.running(GAME), 0, -1)} if redis.type(
+                keys.running(GAME)) == b"zset" else set()
+            if got == want and lobby == [lobby_game[0].game_id] and set(want) <= running:
+                return
+            assert running_projector.error is None, repr(running_projector.error)
+            assert time.monotonic() < deadline, (
+                [gid for gid in want if got[gid] != want[gid]], lobby, running, projector_log.lines[-5:])
+            time.sleep(0.3)
+
+    def more(name, n=4):
+        envs, rest, _ = games[name]
+        done = len(expected[name]) - len(envs)
+        step = rest[done:done + n]
+        put_envs(step)
+        expected[name] += step
+
+    running_projector = _start(kafka, redis_url, prefix)
+    try:
+        converge(("a", "b", "c"))
+        # A meta and a state of another type, and listings that are strings.
+        redis.delete(keys.meta(expected["a"][0].game_id))
+        redis.set(keys.meta(expected["a"][0].game_id), "junk")
+        redis.delete(keys.state(expected["b"][0].game_id))
+        redis.rpush(keys.state(expected["b"][0].game_id), "junk")
+        redis.delete(keys.running(GAME), keys.lobby(GAME))
+        redis.set(keys.running(GAME), "junk")
+        redis.set(keys.lobby(GAME), "junk")
+        running_projector.projector.cache.pop(expected["b"][0].game_id, None)  # as after a restart: loaded
+        more("a")
+        more("b")
+        put_envs(expected["d"])
+        converge(("a", "b", "c", "d"))
+        # The record of offsets a string; then an entry that is no offset.
+        redis.delete(keys.offsets())
+        redis.set(keys.offsets(), "junk")
+        more("c")
+        converge(("a", "b", "c", "d"))
+        redis.hset(keys.offsets(), mapping={f"{topic}/0": "not a number", "junk": "1"})
+        more("d")
+        more("a")
+        converge(("a", "b", "c", "d"))
+        probe = Consumer({"bootstrap.servers": kafka, "group.id": f"{prefix}probe", "isolation.level": "read_committed"})
+        _, high = probe.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        probe.close()
+        deadline = time.monotonic() + 30
+        while int(redis.hget(keys.offsets(), f"{topic}/0") or -1) < high and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert int(redis.hget(keys.offsets(), f"{topic}/0")) == high
+        assert running_projector.thread.is_alive()
+        assert any(event == "read_model_wrong_type" for _level, event, _kw in projector_log.lines)
+    finally:
+        _stop(running_projector)

@@ -80,6 +80,11 @@ SWEEP_BATCH = 1000  # finished games one sweep round takes out of the listings
 UNVIEWABLE = -2  # apply's answer for a game whose views could not be made (nothing written)
 
 
+def _wrong_type(answer) -> bool:
+    """Whether a pipelined answer is Redis's refusal of a key holding another type."""
+    return isinstance(answer, redis.ResponseError) and "WRONGTYPE" in str(answer)
+
+
 @dataclass
 class Flush:
     """One game's new read models, ready to apply."""
@@ -115,10 +120,19 @@ class ReadModels:
         for gid in game_ids:
             pipe.hget(self.k.meta(gid), "version")
             pipe.get(self.k.state(gid))
-        raw = pipe.execute()
+        raw = pipe.execute(raise_on_error=False)
         out = {}
         for i, gid in enumerate(game_ids):
             version, blob = raw[2 * i], raw[2 * i + 1]
+            if _wrong_type(version) or _wrong_type(blob):
+                # Not what this code writes there (a hand, another program): the game's keys
+                # are dropped, and the gap its next record makes folds it again from its start.
+                self.drop_game(gid, f"{version if _wrong_type(version) else blob}")
+                continue
+            if isinstance(version, Exception):
+                raise version
+            if isinstance(blob, Exception):
+                raise blob
             if version is None or blob is None:
                 continue
             try:
@@ -150,7 +164,7 @@ class ReadModels:
         now_ms = int(time.time() * 1000)
         for gid, state in states.items():
             self._queue_listings(pipe, Flush(gid, state.game_type, state.version, state), None, now_ms)
-        pipe.execute()
+        self._execute_listings(pipe, {state.game_type for state in states.values()})
 
     def apply(self, flushes: list[Flush], hosts: dict[str, TableHost]) -> list[int]:
         """Apply a batch of games' updates: one round trip for the guarded writes, one for the
@@ -170,17 +184,90 @@ class ReadModels:
                 log.error("read_model_unviewable", game_id=f.game_id, version=f.state.version,
                           error=f"{type(exc).__name__}: {exc}"[:300])
                 messages.append(None)
-        answers = iter(int(r) for r in pipe.execute()) if len(pipe) else iter(())
-        results = [UNVIEWABLE if m is None else next(answers) for m in messages]
+        answers = iter(pipe.execute(raise_on_error=False)) if len(pipe) else iter(())
+        results = []
+        for f, m in zip(flushes, messages):
+            if m is None:
+                results.append(UNVIEWABLE)
+                continue
+            answer = next(answers)
+            if _wrong_type(answer):
+                # The game's meta is not a hash: dropped, and refused, so the partition is
+                # folded again and the game written whole from its first event.
+                self.drop_game(f.game_id, str(answer))
+                results.append(-1)
+            elif isinstance(answer, Exception):
+                raise answer
+            else:
+                results.append(int(answer))
         pipe = self.r.pipeline(transaction=False)
         now_ms = int(time.time() * 1000)
+        touched: set[str] = set()
         for f, result, message in zip(flushes, results, messages):
             if result in (0, 1):
                 # Not on 2: the listings of an older state would undo its writer's (a game
                 # that ended put back among the running by a projector that lost the race).
                 self._queue_listings(pipe, f, message, now_ms)
-        pipe.execute()
+                touched.add(f.game_type)
+        self._execute_listings(pipe, touched)
         return results
+
+    def _execute_listings(self, pipe, game_types) -> None:
+        """Run queued listings writes; a listing that is not a sorted set (a hand, another
+        program) fails its own writes only: it is dropped and made again from the games' metas."""
+        if not len(pipe):
+            return
+        answers = pipe.execute(raise_on_error=False)
+        if not any(isinstance(a, Exception) for a in answers):
+            return
+        if not any(_wrong_type(a) for a in answers):
+            raise next(a for a in answers if isinstance(a, Exception))
+        listings = [self.k.all_games()]
+        for gtype in game_types:
+            listings += [self.k.lobby(gtype), self.k.running(gtype), self.k.finished(gtype)]
+        for key in listings:
+            kind = self.r.type(key)
+            kind = kind.decode() if isinstance(kind, bytes) else kind
+            if kind not in ("zset", "none"):
+                self.relist_from_metas(key)
+
+    def drop_game(self, gid: str, why: str) -> None:
+        log.error("read_model_wrong_type", game_id=gid, error=why[:200], action="dropped, folded again from the log")
+        self.r.unlink(self.k.meta(gid), self.k.state(gid), self.k.views(gid))
+
+    def relist_from_metas(self, key: str) -> int:
+        """Make one listing again from the metas of the games in Redis (every game of its
+        kind, whichever projector folds it); returns how many games it lists."""
+        log.error("read_model_wrong_type", key=key, action="dropped, made again from the games' metas")
+        wanted = {}
+        for meta_key in self.r.scan_iter(match=f"{self.k.p}g:*", count=1000, _type="hash"):
+            name = meta_key.decode() if isinstance(meta_key, bytes) else meta_key
+            rest = name[len(self.k.p) + 2:]
+            if not (rest.startswith("{") and rest.endswith("}")):
+                continue  # a game's views hash, not its meta
+            gid = rest[1:-1]
+            gtype, status, created, updated = (v.decode() if isinstance(v, bytes) else v for v in
+                                               self.r.hmget(meta_key, "game_type", "status", "created", "updated"))
+            if gtype is None or status is None:
+                continue
+            try:
+                created_ms, updated_ms = int(created or 0), int(updated or 0)
+            except ValueError:
+                continue
+            if key == self.k.all_games():
+                wanted[f"{gtype}:{gid}"] = created_ms
+            elif key == self.k.lobby(gtype) and status == OPEN:
+                wanted[gid] = created_ms
+            elif key == self.k.running(gtype) and status == RUNNING:
+                wanted[gid] = updated_ms
+            elif key == self.k.finished(gtype) and status == OVER:
+                wanted[gid] = updated_ms
+        pipe = self.r.pipeline(transaction=True)
+        pipe.unlink(key)
+        if wanted:
+            pipe.zadd(key, wanted)
+        pipe.execute()
+        return len(wanted)
 
     def _queue_apply(self, pipe, f: Flush, host: TableHost) -> str:
         """Queue the game's guarded write; returns its feed message (published once applied)."""

@@ -215,13 +215,34 @@ class Projector:
         without an entry (no projector of this version has folded it yet, or it is idle) goes
         by the group's committed offset. None when Redis does not answer."""
         try:
-            raw = self.redis.hgetall(self.keys.offsets())
+            try:
+                raw = self.redis.hgetall(self.keys.offsets())
+            except redis.ResponseError as exc:
+                if "WRONGTYPE" not in str(exc):
+                    raise
+                # Not the hash this code writes (a hand, another program): as a record Redis
+                # lost, dropped, and its partitions are folded again from their start.
+                log.error("offsets_record_wrong_type", key=self.keys.offsets(), action="dropped")
+                self.redis.unlink(self.keys.offsets())
+                raw = {}
         except redis.RedisError:
             return None
         out = {}
+        bad = []
         for field, value in raw.items():
-            topic, _, partition = field.decode().rpartition("/")
-            out[(topic, int(partition))] = int(value)
+            topic, _, partition = field.decode("utf-8", "replace").rpartition("/")
+            try:
+                out[(topic, int(partition))] = int(value)
+            except ValueError:
+                bad.append(field)
+        if bad:
+            # An entry that is no offset would be compared against for ever (RECORD_OFFSETS):
+            # dropped, as an entry lost, so its partition is folded again from its start.
+            log.error("offsets_record_entry_unreadable", fields=[_clip(repr(f)) for f in bad], action="dropped")
+            try:
+                self.redis.hdel(self.keys.offsets(), *bad)
+            except redis.RedisError:
+                return None
         return out
 
     def connect(self) -> Consumer:
@@ -318,7 +339,13 @@ class Projector:
             for tp in offsets:
                 known = self.recorded.get((tp.topic, tp.partition))
                 args.extend((f"{tp.topic}/{tp.partition}", "" if known is None else known, tp.offset))
-            moved = self._record(keys=[self.keys.offsets()], args=args)
+            try:
+                moved = self._record(keys=[self.keys.offsets()], args=args)
+            except redis.ResponseError as exc:
+                if "WRONGTYPE" not in str(exc):
+                    raise
+                self._stored_offsets()  # drops it: then it is a record lost
+                moved = "the record, which was not a hash"
             if moved:
                 log.warning("offsets_record_moved", partition=_text(moved))
                 self._fold_again(consumer)

@@ -353,3 +353,46 @@ def test_read_models_of_the_wrong_type_under_a_running_projector_are_made_again_
         assert any(event == "read_model_wrong_type" for _level, event, _kw in projector_log.lines)
     finally:
         _stop(running_projector)
+
+
+def test_a_game_s_records_in_another_partition_than_its_id_hashes_to_are_skipped(
+        kafka, redis_url, redis, prefix, projector_log):
+    """Replay and audit read a game from the partition its id hashes to (store.read_game): a
+    game written to another partition is in no log they read, and is not shown."""
+    from confluent_kafka import Producer
+
+    from croupier.projector.service import ProjectorSettings
+    from croupier.rules.settings import KafkaSettings
+    from croupier.rules.store import partition_for
+
+    settings = ProjectorSettings(redis_url=redis_url, key_prefix=prefix, finished_ttl_s=0, metrics_port=0,
+                                 max_records=5000, kafka=KafkaSettings(bootstrap=kafka, topic_prefix=prefix, partitions=2))
+    topic = settings.kafka.topic(GAME)
+    ensure_topic(settings.kafka, topic)
+    keys = Keys(prefix)
+    host = TableHost(registry.get(GAME))
+    placed, _, _ = _game(30, 3)
+    misplaced, _, _ = _game(31, 3)
+    producer = Producer({"bootstrap.servers": kafka})
+    for envs, wrong in ((misplaced, True), (placed, False)):
+        p = partition_for(envs[0].game_id, 2)
+        for e in envs:
+            producer.produce(topic, encode_record(e), e.game_id.encode(), 1 - p if wrong else p)
+    assert producer.flush(30) == 0
+    projector = Projector(settings, games=[GAME])
+    projector.connect()
+    running = _Running(projector)
+    running.thread.start()
+    try:
+        want = read_model_views(host, host.fold(placed))
+        deadline = time.monotonic() + 60
+        while _views(redis, keys, placed[0].game_id) != want and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert _views(redis, keys, placed[0].game_id) == want
+        deadline = time.monotonic() + 30
+        while _skipped(projector, "wrong_partition") < len(misplaced) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert _skipped(projector, "wrong_partition") == len(misplaced)
+        assert not redis.exists(keys.meta(misplaced[0].game_id))
+    finally:
+        _stop(running)

@@ -123,6 +123,7 @@ class Projector:
         # missing are not in the log, and the game is stuck rather than rewound for ever.
         self.gaps: dict[tuple[str, int, str], int] = {}
         self.partition_counts: dict[str, int] = {}  # per topic, as connect() found it
+        self._partitions_asked: dict[str, float] = {}
         self._stop = threading.Event()
         self.metrics = CollectorRegistry()
         self.m_events = Counter("croupier_projector_events", "Events folded", ["game_type"], registry=self.metrics)
@@ -485,8 +486,24 @@ class Projector:
             return env, "wrong_game_type", f"a {_clip(env.game_type)} event in the topic of {game_type}"
         partitions = self.partition_counts.get(msg.topic())
         if partitions and partition_for(env.game_id, partitions) != msg.partition():
-            return env, "wrong_partition", f"its game's partition is {partition_for(env.game_id, partitions)}"
+            partitions = self._partitions_now(msg.topic())  # the topic may have grown since
+            if partition_for(env.game_id, partitions) != msg.partition():
+                return env, "wrong_partition", f"its game's partition is {partition_for(env.game_id, partitions)}"
         return env, "", ""
+
+    def _partitions_now(self, topic: str) -> int:
+        """The topic's partition count as the broker has it now (asked at most every 10 s)."""
+        known = self.partition_counts[topic]
+        if self.consumer is None or time.monotonic() - self._partitions_asked.get(topic, 0.0) < 10.0:
+            return known
+        self._partitions_asked[topic] = time.monotonic()
+        try:
+            found = self.consumer.list_topics(topic, timeout=5).topics.get(topic)
+        except KafkaException:
+            return known
+        if found is not None and found.error is None and found.partitions:
+            self.partition_counts[topic] = len(found.partitions)
+        return self.partition_counts[topic]
 
     def skip_record(self, topic: str, partition: int, offset: int, reason: str, why: str,
                     env: Envelope | None = None) -> None:

@@ -198,3 +198,64 @@ def test_a_read_during_an_open_transaction_ends_before_it_and_a_later_read_gets_
     assert during == [e.command_id for e in done]
     assert waited == during and settling == reached
     assert after == [e.command_id for e in pending]
+
+
+class _NoWriter:
+    """A partition owner's writer for a test that only rebuilds."""
+
+    def close(self) -> None:
+        pass
+
+
+def test_records_in_no_games_log_are_skipped_by_every_read_and_a_rebuild_serves_the_games(kafka: str, create_topic) -> None:
+    """A game's log is its partition's records keyed by its id. Records that are no envelope
+    (bytes, JSON of another shape, an empty or null value) or an envelope under another key
+    belong to no game: a read skips them, logged with where they are, and goes on. Before, one
+    of them raised out of the read, so a new owner's rebuild failed at it again on every try
+    and every game of the partition stayed unavailable for good."""
+    import asyncio
+
+    from confluent_kafka import Producer
+    from structlog.testing import capture_logs
+
+    from croupier.rules.partition import PartitionOwner
+
+    topic = create_topic()
+    settings = KafkaSettings(bootstrap=kafka)
+    writer = PartitionWriter(settings, topic, 0)
+    raw = Producer({"bootstrap.servers": kafka})
+    first, second = _envelopes("a"), _envelopes("b")
+    a = first[0].game_id.encode()
+    poison = [(b"not json at all", a), (b"", a), (None, a), (b'{"game_id": 5}', b"x"), (b"[1, 2]", None),
+              (encode_record(second[0]), a)]  # the last: b's start under a's key, in no game's log
+    try:
+        writer.append(first)
+        for value, key in poison:
+            raw.produce(topic, value, key, 0)
+        raw.flush(10)
+        writer.append(second)
+        with capture_logs() as logs:
+            everything = list(read_partition(settings, topic, 0))
+            game_a = [env.game_id for env in read_partition(settings, topic, 0, key=a)]
+
+            async def rebuild():
+                host = TableHost(registry.get("expeditions"))
+                owner = PartitionOwner(host, 0, _NoWriter, max_batch=16, dedupe_window=16)
+                await owner.start(lambda: read_partition(settings, topic, 0))
+                try:
+                    return owner.status, {gid: slot.state.version for gid, slot in owner.games.items()}
+                finally:
+                    await owner.stop("test")
+
+            status, versions = asyncio.run(rebuild())
+    finally:
+        writer.close()
+    assert [e.hash for e in everything] == [e.hash for e in first + second]
+    assert game_a == [first[0].game_id] * len(first)
+    assert status == "ready" and versions == {first[0].game_id: len(first), second[0].game_id: len(second)}
+    skipped = [e for e in logs if e["event"] == "record_skipped"]
+    reasons = [e["reason"] for e in skipped]
+    # Every poison record, by each of the three reads (the keyed read sees only a's four).
+    assert reasons.count("not_an_envelope") == 5 + 3 + 5 and reasons.count("key_mismatch") == 3
+    assert all(e["partition"] == f"{topic}/0" and isinstance(e["offset"], int) for e in skipped)
+    assert any(e.get("game_id") == second[0].game_id for e in skipped if e["reason"] == "key_mismatch")

@@ -37,7 +37,9 @@ from croupier.projector.confluent import consumer_config
 from croupier.projector.keys import Keys
 from croupier.projector.models import UNVIEWABLE, Flush, ReadModels
 from croupier.rules.settings import KafkaSettings, env_int, env_str, redis_url_from_env
-from croupier.rules.store import decode_record, ensure_topic, kafka_client, partition_for, wait_for_partitions
+from croupier.rules.store import clip_text as _clip
+from croupier.rules.store import ensure_topic, kafka_client, partition_for, read_record, wait_for_partitions
+from croupier.rules.store import why as _why
 
 log = structlog.get_logger("croupier.projector")
 
@@ -468,19 +470,9 @@ class Projector:
         empty when it is). A game's log, as replay and audit read it (store.read_game), is the
         records of its partition keyed by its game_id: a record under another key (or none),
         or in another partition, or of another game type's, is in no game's log."""
-        value = msg.value()
-        if not value:
-            return None, "not_an_envelope", "an empty value" if value is not None else "a null value"
-        try:
-            env = decode_record(value)
-        except Exception as exc:  # noqa: BLE001 - bytes, JSON of any shape
-            return None, "not_an_envelope", f"{len(value)} bytes that are not an envelope: {_why(exc)}"
-        problem = _malformed(env)
-        if problem:
-            return None, "not_an_envelope", problem
-        key = msg.key()
-        if key != env.game_id.encode():
-            return env, "key_mismatch", f"its key {_clip(repr(key))} is not its game_id"
+        env, reason, detail = read_record(msg.value(), msg.key())
+        if reason:
+            return env, reason, detail
         game_type = self.topics.get(msg.topic())
         if env.game_type != game_type:
             return env, "wrong_game_type", f"a {_clip(env.game_type)} event in the topic of {game_type}"
@@ -697,36 +689,6 @@ class Projector:
 
 
 LAG_TTL_S = 30  # the lag readings of projectors that stopped reporting go away
-CLIP = 200  # characters of a record's own text a log line carries
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= CLIP else text[:CLIP] + "..."
-
-
-def _why(exc: BaseException) -> str:
-    return _clip(f"{type(exc).__name__}: {exc}")
-
-
-def _is_int(value) -> bool:
-    return type(value) is int
-
-
-def _malformed(env: Envelope) -> str:
-    """What makes a decoded record no envelope the fold can even order (empty if nothing):
-    the fields it compares and groups by, and a command's count of events."""
-    if not isinstance(env.game_id, str) or not env.game_id:
-        return "its game_id is not a string"
-    if not isinstance(env.game_type, str):
-        return "its game_type is not a string"
-    if not _is_int(env.seq) or env.seq < 1:
-        return f"its seq {_clip(repr(env.seq))} is not a positive integer"
-    if not isinstance(env.type, str) or not _is_int(env.version) or not isinstance(env.payload, dict):
-        return "its type, version or payload is not of its kind"
-    if env.cause is not None:
-        if not isinstance(env.cause, dict) or not _is_int(env.cause.get("events")) or env.cause["events"] < 1:
-            return "its cause has no count of events"
-    return ""
 IDLE_WAIT_S = 0.2  # the longest a consume blocks when nothing is waiting (the stop flag's latency)
 
 

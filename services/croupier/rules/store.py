@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Iterator
 
+import structlog
 from confluent_kafka import Consumer as ConfluentConsumer
 from confluent_kafka import KafkaError as ConfluentError
 from confluent_kafka import KafkaException as ConfluentException
@@ -34,6 +35,7 @@ FINISH_TIMEOUT_MS = 15000
 # librdkafka's own log lines (broker down, reconnects) of the rules service's clients (the
 # writers and the group membership) go to Python logging, not stderr.
 RDKAFKA_LOG = logging.getLogger("croupier.rdkafka")
+log = structlog.get_logger("croupier.store")
 
 
 # Ids at most this long are remembered by partition_for (a game id is at most 128
@@ -164,6 +166,64 @@ def encode_record(env: Envelope) -> bytes:
 
 def decode_record(value: bytes) -> Envelope:
     return Envelope.from_dict(loads(value))
+
+
+CLIP = 200  # characters of a record's own text a log line carries
+
+
+def clip_text(text: str) -> str:
+    return text if len(text) <= CLIP else text[:CLIP] + "..."
+
+
+def why(exc: BaseException) -> str:
+    return clip_text(f"{type(exc).__name__}: {exc}")
+
+
+def _is_int(value) -> bool:
+    return type(value) is int
+
+
+def malformed(env: Envelope) -> str:
+    """What makes a decoded record no envelope a fold can even order (empty if nothing):
+    the fields it compares and groups by, and a command's count of events."""
+    if not isinstance(env.game_id, str) or not env.game_id:
+        return "its game_id is not a string"
+    if not isinstance(env.game_type, str):
+        return "its game_type is not a string"
+    if not _is_int(env.seq) or env.seq < 1:
+        return f"its seq {clip_text(repr(env.seq))} is not a positive integer"
+    if not isinstance(env.type, str) or not _is_int(env.version) or not isinstance(env.payload, dict):
+        return "its type, version or payload is not of its kind"
+    if env.cause is not None:
+        if not isinstance(env.cause, dict) or not _is_int(env.cause.get("events")) or env.cause["events"] < 1:
+            return "its cause has no count of events"
+    return ""
+
+
+def read_record(value: bytes | None, key: bytes | None) -> tuple[Envelope | None, str, str]:
+    """A record's envelope, and why it is in no game's log (reason, why; empty when it is).
+    A game's log is the records keyed by its game_id (the writers key every record so, and
+    read_game reads by key): bytes that are no envelope, or an envelope under another key
+    (or none), belong to no game; every reader of a log (a rebuild, the projector, the
+    operators' reads) skips them alike, so none of them sees a game another does not."""
+    if not value:
+        return None, "not_an_envelope", "an empty value" if value is not None else "a null value"
+    try:
+        env = decode_record(value)
+    except Exception as exc:  # noqa: BLE001 - bytes, JSON of any shape
+        return None, "not_an_envelope", f"{len(value)} bytes that are not an envelope: {why(exc)}"
+    problem = malformed(env)
+    if problem:
+        return None, "not_an_envelope", problem
+    if key != env.game_id.encode():
+        return env, "key_mismatch", f"its key {clip_text(repr(key))} is not its game_id"
+    return env, "", ""
+
+
+def skipped_record(topic: str, partition: int, offset: int, reason: str, detail: str, env: Envelope | None) -> None:
+    """A record a read of the log leaves out, logged where an operator looks."""
+    fields = {"game_id": env.game_id, "seq": env.seq} if env is not None else {}
+    log.error("record_skipped", partition=f"{topic}/{partition}", offset=offset, reason=reason, why=detail, **fields)
 
 
 class WriterFenced(Exception):
@@ -390,9 +450,14 @@ def read_partition(settings: KafkaSettings, topic: str, partition: int, *, start
                 if message.offset() >= end:
                     done = True
                     break
-                if key is not None and message.key() != key:
+                record_key = message.key()
+                if key is not None and record_key != key:
                     continue
-                yield decode_record(message.value())
+                env, reason, detail = read_record(message.value(), record_key)
+                if reason:
+                    skipped_record(topic, partition, message.offset(), reason, detail, env)
+                    continue
+                yield env
             if not done:
                 # The end may be a commit marker, which is never delivered: past it, we are done.
                 position = consumer.position([ConfluentTopicPartition(topic, partition)])[0].offset

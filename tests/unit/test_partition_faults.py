@@ -240,6 +240,43 @@ def test_a_recovery_the_group_cuts_short_lets_the_partition_go_without_a_failure
     assert "recover_failed" not in events
 
 
+def test_a_game_whose_log_holds_an_event_these_rules_cannot_fold_is_refused_and_the_others_served():
+    # An event of a newer rules version (or a payload these rules do not read) in one game's
+    # log. Before, the exception ended the fold: the partition's take failed at it on every
+    # try, and none of its games was served. Now that game alone is left out and refused
+    # UNAVAILABLE (a create of its id too: it exists), and the others are served.
+    import dataclasses
+
+    log = _logged_game(_host(), "a") + _logged_game(_host(), "b")
+    last_a = max((e for e in log if e.game_id == "a"), key=lambda e: e.seq)
+    log.append(dataclasses.replace(last_a, seq=last_a.seq + 1, type="FutureEvent", version=9, cause=None))
+
+    async def main():
+        with capture_logs() as logs:
+            owner = await _owner(log)
+        try:
+            with pytest.raises(Rejection) as refused:
+                await _answer(owner, "a", _a_legal_move(owner, "b"), "m1")
+            create = Pending("a", None, "c1", None, asyncio.get_running_loop().create_future(),
+                             create={"seats": 2, "options": {}, "seed": "ab" * 32})
+            owner.submit(create)
+            with pytest.raises(Rejection) as recreated:
+                await asyncio.wait_for(create.future, 10)
+            other = await _answer(owner, "b", _a_legal_move(owner, "b"), "m2")
+            return owner.status, refused.value, recreated.value, other, set(owner.games), logs
+        finally:
+            await owner.stop("test")
+
+    status, refused, recreated, other, games, logs = asyncio.run(main())
+    assert status == "ready" and games == {"b"}
+    assert (refused.code, refused.kind) == ("game_unreadable", "unavailable")
+    assert f"seq {last_a.seq + 1} (FutureEvent v9)" in refused.message
+    assert recreated.code == "game_unreadable"
+    assert not other.duplicate
+    [line] = [e for e in logs if e["event"] == "game_unreadable"]
+    assert (line["game_id"], line["seq"], line["type"]) == ("a", last_a.seq + 1, "FutureEvent")
+
+
 def test_a_command_whose_caller_gave_up_before_it_was_decided_is_not_appended():
     # A caller that timed out (told to retry the same command_id) or was cancelled: its
     # command waiting in the queue is dropped, not decided and appended for nobody. Its

@@ -413,3 +413,28 @@ def test_every_refused_command_is_logged_with_its_game_command_id_and_seat():
     assert by_id["m-early"]["seat"] == 1 and by_id["m-early"]["rpc"] == "HandleCommand"
     assert all(e["game_id"] == gid for e in logged)
     assert by_id["j" * 10]["seat"] == 0 and len(by_id["j" * 10]["command_id"]) <= 128
+
+
+def test_the_state_of_a_game_its_replica_cannot_read_is_refused_as_unreadable_not_as_no_game():
+    """A game left out of memory at an event these rules cannot fold is not "no such game"
+    (a client would take that for gone): its state is refused UNAVAILABLE, saying why."""
+    import dataclasses
+
+    from test_dedupe_window import GAME as LOGGED_GAME
+    from test_dedupe_window import _host, _logged_game
+
+    assert LOGGED_GAME == GAME
+    gid = _id_in((0,), prefix="unread")
+    log = _logged_game(_host(), gid)
+    log.append(dataclasses.replace(log[-1], seq=log[-1].seq + 1, type="FutureEvent", version=9, cause=None))
+
+    async def main():
+        svc, parts = await servicer(owned=(0,), logs={0: log})
+        try:
+            return await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=gid, seat=0))
+        finally:
+            await stop(parts)
+
+    answer = asyncio.run(main())
+    assert answer.code == grpc.StatusCode.UNAVAILABLE
+    assert answer.rejection()[0].code == "game_unreadable"

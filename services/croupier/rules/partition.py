@@ -195,6 +195,11 @@ class PartitionOwner:
         # Retired games are forgotten forget_after_s after their end (None: never): only their
         # ids are kept, in a Bloom filter of a couple of bytes an id (forgotten.py).
         self.forgotten = IdFilter()
+        # Games whose log holds an event this replica's rules cannot fold (a newer event
+        # type or version, a payload they do not read): each stays out of `games`, with why,
+        # and is refused UNAVAILABLE, while the partition's other games are served. A newer
+        # replica may read it: until then, no command can land on a state that is not the log's.
+        self.unreadable: dict[str, str] = {}
         self._forget_ms = None if forget_after_s is None else int(forget_after_s * 1000)
         # A table not over whose last event is idle_end_after_s old (None or 0: never) is ended
         # by the owner (a ForceEnd, in the log like an operator's), so no abandoned table waits
@@ -291,6 +296,7 @@ class PartitionOwner:
         revoked and has come back): only what the log holds beyond them is read again."""
         self.games, self.retired, self._ended = previous.games, previous.retired, previous._ended
         self.forgotten = previous.forgotten
+        self.unreadable = previous.unreadable
         self.log_offset = previous.log_offset
         self._folding = previous._folding  # its fold of the log, if one is still running, ends first
 
@@ -308,6 +314,7 @@ class PartitionOwner:
         left memory half updated): the next read starts from the snapshot or the start."""
         self.games, self.retired, self._ended = {}, {}, {}
         self.forgotten = IdFilter()
+        self.unreadable = {}
         self.log_offset = 0
         self.restored_from = None
 
@@ -336,6 +343,8 @@ class PartitionOwner:
     def _fold(self, env: Envelope) -> None:
         if env.game_id in self.retired:
             return  # ended, and every event of it folded before it was retired
+        if self.unreadable and env.game_id in self.unreadable:
+            return  # stopped at an event before this one
         slot = self.games.get(env.game_id)
         if slot is None:
             if env.type != TableCreated.TYPE:
@@ -347,14 +356,23 @@ class PartitionOwner:
                 if env.game_id not in self.forgotten:
                     log.error("gap_in_log", game_id=env.game_id, seq=env.seq, version=0, type=env.type)
                 return
-            slot = self.games[env.game_id] = Slot(state=self.host.evolve(None, env))
+            try:
+                state = self.host.evolve(None, env)
+            except Exception as exc:  # noqa: BLE001 - the game's own code, on a record of the log
+                self._cannot_fold(env, exc)
+                return
+            slot = self.games[env.game_id] = Slot(state=state)
         else:
             if env.seq <= slot.state.version:
                 return  # already folded (a partition we held before)
             if env.seq != slot.state.version + 1:
                 log.error("gap_in_log", game_id=env.game_id, seq=env.seq, version=slot.state.version)
                 return
-            slot.state = self.host.evolve(slot.state, env)
+            try:
+                slot.state = self.host.evolve(slot.state, env)
+            except Exception as exc:  # noqa: BLE001 - as above
+                self._cannot_fold(env, exc)
+                return
         if slot.state.status == OVER:
             self._ended[env.game_id] = slot.state.last_time
         if not env.command_id:
@@ -367,6 +385,17 @@ class PartitionOwner:
             known = slot.seen.get(env.command_id)
             if known is not None and known[0] < env.seq <= known[1]:
                 slot.seen[env.command_id] = (known[0], known[1], self._types(known[2] + (env.type,)), known[3])
+
+    def _cannot_fold(self, env: Envelope, exc: BaseException) -> None:
+        """A game whose next event this replica cannot fold: out of memory, refused from now
+        on (`unreadable`), logged for the operators. Before, the exception ended the fold,
+        so the partition's take failed at it on every try and none of its games was served."""
+        why = f"seq {env.seq} ({env.type} v{env.version}): {type(exc).__name__}: {exc}"[:300]
+        self.unreadable[env.game_id] = why
+        self.games.pop(env.game_id, None)
+        self._ended.pop(env.game_id, None)
+        log.error("game_unreadable", partition=self.partition, game_id=env.game_id, seq=env.seq, type=env.type,
+                  version=env.version, why=why)
 
     def _remember(self, slot: Slot, command_id: str, first_seq: int, last_seq: int, event_types: tuple[str, ...],
                   digest: int) -> None:
@@ -647,6 +676,10 @@ class PartitionOwner:
         the commands (snapshot.encode_between), compressed and stored on the snapshot thread."""
         if self._snapshots is None or self._snapshot_task is not None or self._appended is None or self.status != READY:
             return None
+        if self.unreadable:
+            # A snapshot holds games, not the ids of those left out: a start from it would
+            # not know them (and would take a create of the same id). The log is read instead.
+            return None
         taken = self.capture()
         self._since_snapshot = 0
         # The task is held here until it is done (the loop keeps only a weak reference).
@@ -881,6 +914,8 @@ class PartitionOwner:
                 values: list[bytes] | None = None):
         host = self.host
         slot = tentative.get(item.game_id) or self.games.get(item.game_id)
+        if slot is None and self.unreadable and item.game_id in self.unreadable:
+            raise unreadable(item.game_id, self.unreadable[item.game_id])
         prior = in_batch.get((item.game_id, item.command_id))
         if prior is not None:
             self._same_command(item, prior.digest)
@@ -986,6 +1021,11 @@ class PartitionOwner:
         if item.expected_version is not None and item.expected_version != version:
             raise Rejection("version_conflict", f"expected version {item.expected_version}, the game is at {version}", CONFLICT)
         raise Rejection("game_over", "this table has ended", "illegal")
+
+
+def unreadable(game_id: str, why: str) -> Rejection:
+    return Rejection("game_unreadable", f"this rules service cannot read the log of game {game_id} past {why}; "
+                     "nothing was recorded (a newer rules service may read it)", UNAVAILABLE)
 
 
 def command_digest(command: Any, seat: int | None) -> int:

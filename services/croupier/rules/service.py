@@ -24,7 +24,7 @@ from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
 from croupier.rules.errors import KIND_TO_STATUS, Refusal, bounded, to_proto, trailing
 from croupier.rules.metrics import RulesMetrics
 from croupier.rules.owners import OwnersTable
-from croupier.rules.partition import LOST, NOT_OWNER, READY, TIMER_ID_PREFIXES, UNAVAILABLE, Outcome, Pending
+from croupier.rules.partition import LOST, NOT_OWNER, READY, TIMER_ID_PREFIXES, UNAVAILABLE, Outcome, Pending, unreadable
 from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
 from croupier.rules.snapshot import SnapshotStore
@@ -350,6 +350,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         slot = owner.games.get(game_id)
         if slot is not None:
             return slot.state
+        if game_id in owner.unreadable:
+            raise unreadable(game_id, owner.unreadable[game_id])
         if game_id in owner.retired or game_id in owner.forgotten:
             # A finished game retired from memory (or forgotten): its state is the fold of its
             # log, read and folded on a worker thread (the fold was ~0.4 s of the event loop).

@@ -277,6 +277,29 @@ def test_a_game_whose_log_holds_an_event_these_rules_cannot_fold_is_refused_and_
     assert (line["game_id"], line["seq"], line["type"]) == ("a", last_a.seq + 1, "FutureEvent")
 
 
+def test_a_game_whose_log_skips_a_seq_is_refused_not_played_on_from_before_the_gap():
+    # Before, the gap was logged and the game kept its state before it: a command decided
+    # there appended a seq the log already held (after the events past the gap).
+    log = _logged_game(_host(), "a") + _logged_game(_host(), "b")
+    a_seqs = [e.seq for e in log if e.game_id == "a"]
+    missing = a_seqs[1]
+    log = [e for e in log if not (e.game_id == "a" and e.seq == missing)]
+
+    async def main():
+        owner = await _owner(log)
+        try:
+            with pytest.raises(Rejection) as refused:
+                await _answer(owner, "a", _a_legal_move(owner, "b"), "m1")
+            other = await _answer(owner, "b", _a_legal_move(owner, "b"), "m2")
+            return set(owner.games), refused.value, other
+        finally:
+            await owner.stop("test")
+
+    games, refused, other = asyncio.run(main())
+    assert games == {"b"} and not other.duplicate
+    assert refused.code == "game_unreadable" and f"skips from seq {missing - 1} to {missing + 1}" in refused.message
+
+
 def test_a_command_whose_caller_gave_up_before_it_was_decided_is_not_appended():
     # A caller that timed out (told to retry the same command_id) or was cancelled: its
     # command waiting in the queue is dropped, not decided and appended for nobody. Its

@@ -351,27 +351,32 @@ class PartitionOwner:
                 # Not a game's start and no game to add it to. A game forgotten since this
                 # owner last read the log (a read again after a failed append starts where
                 # memory's log ends, and may meet the rest of it): nothing to do. Anything
-                # else is a log without this game's start (a topic made again): say so and
-                # go on with the partition's other games, which are not stopped by it.
+                # else is a log without this game's start (a topic made again): the game is
+                # left out and refused (a create of its id would start a second log under
+                # it), and the partition's other games go on.
                 if env.game_id not in self.forgotten:
                     log.error("gap_in_log", game_id=env.game_id, seq=env.seq, version=0, type=env.type)
+                    self._cannot_fold(env, "the log holds no start of this game before it")
                 return
             try:
                 state = self.host.evolve(None, env)
             except Exception as exc:  # noqa: BLE001 - the game's own code, on a record of the log
-                self._cannot_fold(env, exc)
+                self._cannot_fold(env, f"{type(exc).__name__}: {exc}")
                 return
             slot = self.games[env.game_id] = Slot(state=state)
         else:
             if env.seq <= slot.state.version:
                 return  # already folded (a partition we held before)
             if env.seq != slot.state.version + 1:
+                # A command decided on the state before the gap would append a seq the log
+                # already holds: the game is left out and refused, the others go on.
                 log.error("gap_in_log", game_id=env.game_id, seq=env.seq, version=slot.state.version)
+                self._cannot_fold(env, f"the log skips from seq {slot.state.version} to {env.seq}")
                 return
             try:
                 slot.state = self.host.evolve(slot.state, env)
             except Exception as exc:  # noqa: BLE001 - as above
-                self._cannot_fold(env, exc)
+                self._cannot_fold(env, f"{type(exc).__name__}: {exc}")
                 return
         if slot.state.status == OVER:
             self._ended[env.game_id] = slot.state.last_time
@@ -386,11 +391,12 @@ class PartitionOwner:
             if known is not None and known[0] < env.seq <= known[1]:
                 slot.seen[env.command_id] = (known[0], known[1], self._types(known[2] + (env.type,)), known[3])
 
-    def _cannot_fold(self, env: Envelope, exc: BaseException) -> None:
-        """A game whose next event this replica cannot fold: out of memory, refused from now
-        on (`unreadable`), logged for the operators. Before, the exception ended the fold,
-        so the partition's take failed at it on every try and none of its games was served."""
-        why = f"seq {env.seq} ({env.type} v{env.version}): {type(exc).__name__}: {exc}"[:300]
+    def _cannot_fold(self, env: Envelope, problem: str) -> None:
+        """A game whose next event this replica cannot fold (its rules fail on it, or the log
+        skips): out of memory, refused from now on (`unreadable`), logged for the operators.
+        Before, a failing event ended the fold, so the partition's take failed at it on every
+        try and none of its games was served."""
+        why = f"seq {env.seq} ({env.type} v{env.version}): {problem}"[:300]
         self.unreadable[env.game_id] = why
         self.games.pop(env.game_id, None)
         self._ended.pop(env.game_id, None)

@@ -217,14 +217,16 @@ def test_a_stream_that_ends_mid_move_is_retried_on_the_new_owner():
     assert response.result.version == 7 and gone.calls >= 1 and good.calls == 1
 
 
-def test_an_owner_shedding_load_is_not_called_again_and_the_caller_is_told_when_to_retry(streams):
+@pytest.mark.parametrize("code", ["partition_busy", "game_unreadable"])
+def test_an_owner_shedding_load_is_not_called_again_and_the_caller_is_told_when_to_retry(streams, code):
     # A partition with its queue full answers partition_busy (retryable). Before, the router
     # re-read the owners and sent the move again at once, every 20-500 ms until its deadline:
-    # the flood the owner was shedding, doubled, plus a Redis read per try.
+    # the flood the owner was shedding, doubled, plus a Redis read per try. The same for a
+    # game its owner cannot read (game_unreadable): no retry at once changes that.
     from croupier_gateway.errors import ApiError
 
     busy = Replica("a", lambda req: (_ for _ in ()).throw(
-        Rejection("partition_busy", "partition 0 has 5000 commands waiting; retry shortly", "unavailable")))
+        Rejection(code, "partition 0 has 5000 commands waiting; retry shortly", "unavailable")))
 
     async def scenario(router, r, keys, addresses):
         started = time.monotonic()
@@ -233,6 +235,6 @@ def test_an_owner_shedding_load_is_not_called_again_and_the_caller_is_told_when_
         return refused.value, time.monotonic() - started
 
     rejection, took = run_with([busy], lambda addrs: addrs[0], scenario, deadline_s=2.0, command_streams=streams)
-    assert (rejection.code, busy.calls) == ("partition_busy", 1) and took < 1.0
+    assert (rejection.code, busy.calls) == (code, 1) and took < 1.0
     error = ApiError.from_rejection(rejection)
     assert error.http_status == 503 and error.retry_after_s == 1.0

@@ -38,9 +38,10 @@ KIND_TO_STATUS = {
 
 RETRYABLE = frozenset({"not_owner", "unavailable"})
 # Retryable answers of an owner that is there but has more than it takes (a partition's queue
-# full, its replica's log reads all under way): the caller retries later, not at once, and the
+# full, its replica's log reads all under way), or holds a game it cannot read until a newer
+# rules service takes it (game_unreadable): the caller retries later, not at once, and the
 # owner is not looked up again.
-BUSY = frozenset({"partition_busy", "log_reads_busy"})
+BUSY = frozenset({"partition_busy", "log_reads_busy", "game_unreadable"})
 BUSY_RETRY_S = 1.0
 
 # A rejection's message is sent at most this long (UTF-8 bytes), twice in the answer's

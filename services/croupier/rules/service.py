@@ -52,6 +52,106 @@ class ListenError(RuntimeError):
     """The service could not listen where it was told to."""
 
 
+SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
+
+
+class Undecodable:
+    """A request whose bytes are no message of its type (corrupt framing, a string field that
+    is not UTF-8), as the servicer's deserializers hand it on: grpc's own failed the call
+    UNKNOWN, with no Rejection and a traceback in the log. `tag`: a HandleCommands request's
+    tag when its own framing could be read (its move is then refused alone), else None."""
+
+    __slots__ = ("error", "tag")
+
+    def __init__(self, error: str, tag: int | None = None):
+        self.error, self.tag = error, tag
+
+    def rejection(self) -> Rejection:
+        return Rejection("malformed_request", f"the request is not a valid {clip(self.error, 200)}", "malformed")
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while pos < len(data) and shift < 64:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value & 0xFFFFFFFFFFFFFFFF, pos
+        shift += 7
+    raise ValueError("bad varint")
+
+
+def _tag_of(data: bytes) -> int | None:
+    """The tag (field 1, a varint) of a HandleCommandsRequest's bytes when the message's own
+    fields can be walked, whatever its command holds; None when they cannot."""
+    tag, pos = 0, 0
+    try:
+        while pos < len(data):
+            key, pos = _varint(data, pos)
+            field, wire = key >> 3, key & 7
+            if wire == 0:
+                value, pos = _varint(data, pos)
+                if field == 1:
+                    tag = value
+            elif wire == 2:
+                size, pos = _varint(data, pos)
+                pos += size
+            elif wire in (1, 5):
+                pos += 8 if wire == 1 else 4
+            else:
+                return None
+            if field == 0 or pos > len(data):
+                return None
+    except ValueError:
+        return None
+    return tag
+
+
+def _lenient(message_type: Any, tagged: bool = False) -> Any:
+    """A request deserializer that hands an Undecodable on instead of raising."""
+    name = message_type.DESCRIPTOR.full_name
+
+    def parse(data: bytes) -> Any:
+        try:
+            return message_type.FromString(data)
+        except Exception as exc:  # noqa: BLE001 - DecodeError, or whatever else the parser raises
+            problem = str(exc).rpartition(": ")[2] or type(exc).__name__
+            return Undecodable(f"{name}: {problem}", _tag_of(data) if tagged else None)
+
+    return parse
+
+
+def add_to_server(servicer: "RulesServicer", server: Any) -> None:
+    """The RulesService on `server`, as rules_pb2_grpc adds it, but with requests that cannot
+    be read refused INVALID_ARGUMENT `malformed_request` with a Rejection, as any other
+    malformed request is."""
+    pb = rules_pb2
+
+    def unary(name: str, request: Any, response: Any) -> Any:
+        return grpc.unary_unary_rpc_method_handler(
+            servicer.checked(name, response), request_deserializer=_lenient(request),
+            response_serializer=response.SerializeToString)
+
+    handlers = {
+        "CreateGame": unary("CreateGame", pb.CreateGameRequest, pb.CreateGameResponse),
+        "JoinSeat": unary("JoinSeat", pb.JoinSeatRequest, pb.JoinSeatResponse),
+        "LeaveSeat": unary("LeaveSeat", pb.LeaveSeatRequest, pb.LeaveSeatResponse),
+        "HandleCommand": unary("HandleCommand", pb.HandleCommandRequest, pb.HandleCommandResponse),
+        "HandleCommands": grpc.stream_stream_rpc_method_handler(
+            servicer.HandleCommands, request_deserializer=_lenient(pb.HandleCommandsRequest, tagged=True),
+            response_serializer=pb.HandleCommandsResponse.SerializeToString),
+        "ForkGame": unary("ForkGame", pb.ForkGameRequest, pb.ForkGameResponse),
+        "ForceEnd": unary("ForceEnd", pb.ForceEndRequest, pb.ForceEndResponse),
+        "GetState": unary("GetState", pb.GetStateRequest, pb.GetStateResponse),
+        "ListLegalActions": unary("ListLegalActions", pb.ListLegalActionsRequest, pb.ListLegalActionsResponse),
+    }
+    missing = set(pb.DESCRIPTOR.services_by_name["RulesService"].methods_by_name) - set(handlers)
+    assert not missing, f"RulesService methods without a handler: {missing}"
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
+
+
 def _check_game_type(game_type: str, hosted: str) -> None:
     """A game type other than the one hosted here is refused, its name clipped in the answer
     (and one longer than any game type's, first, as malformed)."""
@@ -172,6 +272,21 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         slot = owner.games.get(game_id) if owner is not None else None
         return slot.state.seed_hash if slot is not None else ""
 
+    def checked(self, name: str, response_type: Any) -> Any:
+        """The unary RPC `name`, refusing a request that could not be read (Undecodable)."""
+        method = getattr(self, name)
+
+        async def handle(request, context):
+            if isinstance(request, Undecodable):
+                rejection = request.rejection()
+                self.metrics.commands.labels(self.s.game, name, rejection.kind).inc()
+                log.info("request_unreadable", rpc=name, error=clip(request.error, 200))
+                await self._abort(context, rejection)
+                return response_type()
+            return await method(request, context)
+
+        return handle
+
     # -- RPCs ---------------------------------------------------------------------------
 
     async def CreateGame(self, request, context):
@@ -254,10 +369,29 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         """Many moves on one stream, each answered by tag as soon as it is done
         (croupier.tagged.answer_each: a Task per move, so the moves of different games run
         side by side as they would on separate calls)."""
-        async for response in answer_each(request_iterator, self._tagged_command, readers=self._streams):
-            yield response
+        try:
+            async for response in answer_each(self._readable(request_iterator), self._tagged_command,
+                                              readers=self._streams):
+                yield response
+        except Refusal as refusal:  # a request without a tag to answer it by: the stream ends with it
+            await self._abort(context, refusal.rejection)
+
+    async def _readable(self, requests):
+        """The stream's requests; one that cannot be read is refused alone (by its tag) when its
+        tag can be read, and ends the stream (INVALID_ARGUMENT, its Rejection) when not."""
+        async for request in requests:
+            if isinstance(request, Undecodable):
+                log.info("request_unreadable", rpc="HandleCommands", error=clip(request.error, 200), tag=request.tag)
+                self.metrics.commands.labels(self.s.game, "HandleCommand", "malformed").inc()
+                if request.tag is None:
+                    raise Refusal(request.rejection())
+            yield request
 
     async def _tagged_command(self, message) -> rules_pb2.HandleCommandsResponse:
+        if isinstance(message, Undecodable):
+            rejection = message.rejection()
+            self.metrics.rejections.labels(self.s.game, rejection.code).inc()
+            return rules_pb2.HandleCommandsResponse(tag=message.tag, rejection=to_proto(rejection))
         try:
             return rules_pb2.HandleCommandsResponse(tag=message.tag, response=await self._command(message.command, None))
         except Refusal as refusal:
@@ -417,11 +551,11 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     snapshots = SnapshotStore(snap_rds, settings.key_prefix) if snap_rds is not None else None
     replica = Replica(settings, host, topic, partitions, publish=owners.publish, metrics=metrics, snapshots=snapshots)
     servicer = RulesServicer(settings, replica, host, metrics, owners)
-    rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
+    add_to_server(servicer, server)
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     names = (
-        rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
+        SERVICE_NAME,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
     )

@@ -438,3 +438,40 @@ def test_the_state_of_a_game_its_replica_cannot_read_is_refused_as_unreadable_no
     answer = asyncio.run(main())
     assert answer.code == grpc.StatusCode.UNAVAILABLE
     assert answer.rejection()[0].code == "game_unreadable"
+
+
+def test_control_characters_in_a_players_name_entropy_or_a_force_ends_reason_are_refused_and_nothing_is_recorded():
+    """The gateway refuses them (check_text); operators calling the rules service directly
+    had them recorded in the log (a NUL, a terminal escape in a player's name) for every
+    replay and screen to show."""
+    from croupier.rules.store import partition_for
+
+    async def main():
+        logs: dict[int, list] = {p: [] for p in range(4)}
+        svc, parts = await servicer(owned=(0, 1, 2, 3), logs=logs)
+        try:
+            gid = "texts"
+            await call(svc.CreateGame, rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2, command_id="c"))
+            before = len(logs[partition_for(gid, 4)])
+            refused = [
+                await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0,
+                                                                  player="eve\x1b[2J", command_id="j1")),
+                await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0, player="eve",
+                                                                  entropy="a\x00b", command_id="j2")),
+                await call(svc.ForceEnd, rules_pb2.ForceEndRequest(game_type=GAME, game_id=gid, reason="x\ny",
+                                                                  command_id="f1")),
+            ]
+            after = len(logs[partition_for(gid, 4)])
+            joined = await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0,
+                                                                       player="eve é", entropy="", command_id="j3"))
+            return refused, before, after, joined
+        finally:
+            await stop(parts)
+
+    refused, before, after, joined = asyncio.run(main())
+    codes = [(r.code, r.rejection()[0].code) for r in refused]
+    assert codes == [(grpc.StatusCode.INVALID_ARGUMENT, "invalid_player"),
+                     (grpc.StatusCode.INVALID_ARGUMENT, "invalid_entropy"),
+                     (grpc.StatusCode.INVALID_ARGUMENT, "invalid_reason")], codes
+    assert after == before, "a refused request was appended"
+    assert joined.result.version == 2

@@ -169,6 +169,14 @@ def _check_command_id(command_id: str) -> None:
                         "those are the table timers' own", "malformed")
 
 
+def _check_text(name: str, value: str) -> None:
+    """A caller's text the log keeps and replays, views and operators' screens show (a
+    player's name, a seat's entropy, a ForceEnd's reason): printable, as the
+    gateway requires it, since operators call this service directly too."""
+    if not value.isprintable():
+        raise Rejection(f"invalid_{name}", f"{name} must be printable characters (no control characters)", "malformed")
+
+
 def _check_id(name: str, value: str) -> str:
     if not value or len(value) > MAX_ID or not value.isprintable():
         raise Rejection(f"invalid_{name}", f"{name} must be 1..{MAX_ID} printable characters", "malformed")
@@ -227,10 +235,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return owner, partition
 
     async def _write(self, rpc: str, context, game_type: str, game_id: str, command_id: str, *,
-                     command=None, create=None, fork=None, expected_version=None) -> rules_pb2.CommandResult | None:
+                     command=None, create=None, fork=None, expected_version=None,
+                     texts: tuple[tuple[str, str], ...] = ()) -> rules_pb2.CommandResult | None:
         started = time.perf_counter()
         try:
             _check_command_id(command_id)
+            for name, value in texts:
+                _check_text(name, value)
             owner, partition = self._owner(game_type, game_id)
             future = asyncio.get_running_loop().create_future()
             owner.submit(Pending(game_id, command, command_id, expected_version, future, create=create, fork=fork))
@@ -342,7 +353,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
     async def JoinSeat(self, request, context):
         cmd = JoinSeat(seat=request.seat, player=request.player, bot=request.bot or None, entropy=request.entropy)
-        result = await self._write("JoinSeat", context, request.game_type, request.game_id, request.command_id, command=cmd)
+        result = await self._write("JoinSeat", context, request.game_type, request.game_id, request.command_id, command=cmd,
+                                   texts=(("player", request.player), ("entropy", request.entropy)))
         return rules_pb2.JoinSeatResponse(result=result) if result else rules_pb2.JoinSeatResponse()
 
     async def LeaveSeat(self, request, context):
@@ -359,7 +371,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 "invalid_reason", f"a reason is at most {MAX_REASON} characters, not {len(request.reason):,}", "malformed"))
             return rules_pb2.ForceEndResponse()
         cmd = ForceEnd(reason=request.reason)
-        result = await self._write("ForceEnd", context, request.game_type, request.game_id, request.command_id, command=cmd)
+        result = await self._write("ForceEnd", context, request.game_type, request.game_id, request.command_id, command=cmd,
+                                   texts=(("reason", request.reason),))
         return rules_pb2.ForceEndResponse(result=result) if result else rules_pb2.ForceEndResponse()
 
     async def HandleCommand(self, request, context):

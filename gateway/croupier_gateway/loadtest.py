@@ -41,7 +41,9 @@ import multiprocessing as mp
 import os
 import queue as queue_lib
 import random
+import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -55,6 +57,9 @@ REPORT_VERSION = 1
 STAGGER_TIMEOUT_S = 1800.0  # how long the parent waits for the workers' warm-up (--stagger)
 READY_TIMEOUT_S = 120.0  # ... and for a worker to be ready without one
 ABORT_GRACE_S = 30.0  # a worker told to give up its warm-up has this long to report its tables
+STOP_GRACE_S = 30.0  # workers told to stop (SIGINT/SIGTERM of the load test) have this long to report
+POLL_S = 0.2  # how often a worker looks whether it is told to stop (or its parent is gone)
+EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}  # 128 + the signal's number, as a shell reports it
 EXPECTED_REFUSALS = {(409, None), (422, "not_your_turn"), (422, "game_over")}
 
 
@@ -322,6 +327,34 @@ class Worker:
         self.warm_moves = 0
         self.warm_finished = 0  # games that ended within the warm-up: not in the report's figures
         self.all_warm = asyncio.Event()
+        self.stop: Any = None  # the parent's "stop now" (an mp.Event): SIGINT/SIGTERM of the load test
+        self.parent_pid: int | None = None  # set in a worker process: its parent gone is a stop too
+        self.stopped_by: str | None = None  # why the run ended early: "parent", "SIGTERM", "orphaned"
+
+    def stopping(self) -> bool:
+        """Whether to end the run now: the parent said so (it was interrupted), this process
+        was sent SIGTERM, or the parent is gone (killed: nobody reads the figures any more)."""
+        if self.stopped_by is None:
+            if self.stop is not None and self.stop.is_set():
+                self.stopped_by = "parent"
+            elif self.parent_pid is not None and os.getppid() != self.parent_pid:
+                self.stopped_by = "orphaned"
+        return self.stopped_by is not None
+
+    async def until(self, deadline: float) -> None:
+        """Sleep to `deadline` (time.monotonic()), or less if told to stop."""
+        while not self.stopping():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            await asyncio.sleep(min(left, POLL_S))
+
+    async def wait_go(self, go: Any) -> None:
+        """Wait for the parent's start signal, or to be told to stop."""
+        loop = asyncio.get_running_loop()
+        while not await loop.run_in_executor(None, go.wait, POLL_S):
+            if self.stopping():
+                return
 
     def mean_moves(self, game: str, games: int = 3) -> float:
         """The bots' mean moves per game of `game`, from a few games played in process."""
@@ -451,19 +484,23 @@ class Worker:
     async def warm_up(self, abort: Any) -> None:
         """Wait for every table to be warm; raise WarmUpAborted if the parent gives up first."""
         while not self.all_warm.is_set():
+            if self.stopping():
+                raise WarmUpStopped(self.stopped_by)
             if abort is not None and abort.is_set():
                 raise WarmUpAborted(f"the parent gave up waiting for its warm-up ({self.warming} table(s) "
                                     "still warming up)")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.all_warm.wait(), 0.5)
 
-    async def run(self, go: Any = None, start_value: Any = None, abort: Any = None) -> None:
+    async def run(self, go: Any = None, start_value: Any = None, abort: Any = None, stop: Any = None) -> None:
         cfg = self.cfg
+        self.stop = stop if stop is not None else self.stop
         slots = [s for s in range(cfg.tables) if s % cfg.workers == self.index]
         client = make_client(cfg.protocol, cfg.target,
                              connections=sum(cfg.seats_for(cfg.game_of_slot(s)) for s in slots))
         tasks: list[asyncio.Task] = []
         ticker = None
+        warm_stopped: dict[str, Any] | None = None  # the warm-up's figures, when told to stop in it
         try:
             if cfg.stagger:
                 self.moves_per_game = {g: self.mean_moves(g) for g in sorted({cfg.game_of_slot(s) for s in slots})}
@@ -473,32 +510,41 @@ class Worker:
                 self.deadline = math.inf
             elif go is not None:
                 self.out.put({"type": "ready", "worker": self.index})
-                await asyncio.get_running_loop().run_in_executor(None, go.wait)
-                self.start = start_value.value
+                await self.wait_go(go)
+                self.start = start_value.value if go.is_set() else time.monotonic()
                 self.deadline = self.start + cfg.duration_s
             if not cfg.stagger:
                 self.measured.set()
             tasks = [asyncio.create_task(self.slot(client, s)) for s in slots]
             if cfg.stagger:
                 warm_started = time.monotonic()
-                await self.warm_up(abort)
-                warm = {"moves": self.warm_moves, "seconds": round(time.monotonic() - warm_started, 3),
-                        "errors": sum(self.tally.errors.values()), "errors_by_kind": dict(self.tally.errors),
-                        "finished": self.warm_finished}
-                self.out.put({"type": "ready", "worker": self.index, "warm": warm})
+
+                def warm_figures() -> dict[str, Any]:
+                    return {"moves": self.warm_moves, "seconds": round(time.monotonic() - warm_started, 3),
+                            "errors": sum(self.tally.errors.values()), "errors_by_kind": dict(self.tally.errors),
+                            "finished": self.warm_finished}
+
+                try:
+                    await self.warm_up(abort)
+                except WarmUpStopped:
+                    # Told to stop in the warm-up: no measured run; its tables (counted once
+                    # they are all stopped, below) are not over.
+                    warm_stopped = warm_figures()
+                    return
+                self.out.put({"type": "ready", "worker": self.index, "warm": warm_figures()})
                 if go is not None:
-                    await asyncio.get_running_loop().run_in_executor(None, go.wait)
-                    self.start = start_value.value
+                    await self.wait_go(go)
+                    self.start = start_value.value if go.is_set() else time.monotonic()
                 else:
                     self.start = time.monotonic()
                 self.deadline = self.start + cfg.duration_s
-                await asyncio.sleep(max(0.0, self.start - time.monotonic()))
+                await self.until(self.start)
                 # The warm-up is not in the report: the measured tally starts here, with the
                 # tables in play at the start (those not over; a failed one stays not over).
                 self.tally = Tally(opened=len(self.running) + len(self.failed))
                 self.measured.set()
             ticker = asyncio.create_task(self.ticker())
-            await asyncio.sleep(max(0.0, self.deadline - time.monotonic()))
+            await self.until(self.deadline)
         finally:
             for task in tasks:
                 task.cancel()
@@ -511,9 +557,15 @@ class Worker:
                 self.send_tick(max(1, min(math.ceil(time.monotonic() - self.start), math.ceil(self.cfg.duration_s))))
             with contextlib.suppress(Exception):
                 await client.close()
+            if warm_stopped is not None:  # (returned from the warm-up: its final is here)
+                self.tally = Tally(opened=len(self.running) + len(self.failed))
+                self.send_final(warm_stopped)
+        self.send_final()
+
+    def send_final(self, warm: dict[str, Any] | None = None) -> None:
         t = self.tally
         self.out.put({
-            "type": "final", "worker": self.index,
+            "type": "final", "worker": self.index, "stopped": self.stopped_by, "warm": warm,
             "kinds": {k: h.to_wire() for k, h in t.kinds.items()},
             "games": {g: h.to_wire() for g, h in t.games.items()},
             "errors": t.errors, "refusals": t.refusals, "rate_limited": t.rate_limited,
@@ -527,11 +579,22 @@ class WarmUpAborted(Exception):
     """The parent gave up waiting for this worker's warm-up."""
 
 
-def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any, abort: Any = None) -> None:
-    """A load-generator process: waits for the start signal, then runs its table slots."""
+class WarmUpStopped(Exception):
+    """The worker was told to stop (the load test was interrupted) in its warm-up."""
+
+
+def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any, abort: Any = None,
+                stop: Any = None) -> None:
+    """A load-generator process: waits for the start signal, then runs its table slots.
+
+    Ctrl-C reaches the whole process group: a worker leaves SIGINT to its parent, which tells
+    it to stop (`stop`) and still hears its figures and tables. SIGTERM of the worker alone
+    ends its run early too (reported, its tables force-ended), and so does its parent's end."""
     import structlog
 
     worker = None
+    parent = os.getppid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))  # errors only
         # Load every game and bot before the start, so that no table's first command pays for it.
@@ -544,7 +607,13 @@ def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any, ab
 
         tune_gc()  # as the services do: a generator that collects less serves more
         worker = Worker(index, cfg, 0.0, out)
-        run(worker.run(go, start_value, abort))
+        worker.parent_pid = parent
+
+        def on_term(signum: int, frame: Any) -> None:
+            worker.stopped_by = worker.stopped_by or "SIGTERM"
+
+        signal.signal(signal.SIGTERM, on_term)
+        run(worker.run(go, start_value, abort, stop))
     except Exception as exc:  # the parent must always hear back, and of the tables left open
         out.put({"type": "failed", "worker": index, "error": f"{type(exc).__name__}: {exc}",
                  "unfinished": worker.unfinished() if worker is not None else []})
@@ -553,8 +622,40 @@ def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any, ab
 # -- the parent: progress, merge, check, report ----------------------------------------------
 
 
+class Interrupt:
+    """SIGINT (Ctrl-C) or SIGTERM of the load test while its workers run: the first one asks
+    them to stop, and the run ends as if its time were up (a report of what was measured, its
+    tables force-ended); a second one stops at once (KeyboardInterrupt)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.name: str | None = None  # "SIGINT" or "SIGTERM" once one came
+        self.at: float | None = None  # when (time.monotonic())
+
+    def __call__(self, signum: int, frame: Any = None) -> None:
+        if self.name is not None:
+            raise KeyboardInterrupt
+        self.name = signal.Signals(signum).name
+        self.at = time.monotonic()
+
+    @contextlib.contextmanager
+    def installed(self):
+        if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+            yield self
+            return
+        old = {sig: signal.signal(sig, self) for sig in self.SIGNALS}
+        try:
+            yield self
+        finally:
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+
+
 class Timeline:
     def __init__(self) -> None:
+        self.interrupted: str | None = None  # the signal that ended the run early
+        self.ran_s: float | None = None  # ... and how long the measured run had run then
         self.seconds: dict[int, dict[str, Any]] = {}
         self.stagger: dict[str, Any] | None = None  # the warm-up's moves, seconds and errors
         self.window_unix: list[float] | None = None  # the measured run's start and end, Unix time
@@ -582,25 +683,27 @@ def progress_line(row: Mapping[str, Any], errors_total: int) -> str:
             f"errors {errors_total}  tables running {row['tables_running']} finished {row['tables_finished']}")
 
 
-def await_ready(cfg: Config, procs: Sequence[Any], out: Any, abort: Any) -> tuple[list[dict], list[dict], set[int]]:
+def await_ready(cfg: Config, procs: Sequence[Any], out: Any, abort: Any,
+                interrupt: Interrupt | None = None) -> tuple[list[dict], list[dict], set[int]]:
     """Wait for every worker to be ready (after its warm-up, with --stagger): returns the warm-up
     figures of those ready, the failure reports of the others, and the workers given up on
     (nothing of theirs counts after). It never waits on a dead worker: one that dies before it
     is ready is a failure, as one that fails during the run is; so is one not ready in time,
     which is first told to give up its warm-up and report the tables it opened (so that they
-    are force-ended), then ended."""
+    are force-ended), then ended. An interrupt (SIGINT/SIGTERM) ends the wait at once; a
+    worker that stopped early on its own (SIGTERM) has sent its final report instead."""
     warm: list[dict] = []
     early: list[dict] = []
     gone: set[int] = set()
     answered: set[int] = set()
 
     def take(msg: Mapping[str, Any]) -> None:
-        if msg.get("worker") in answered or msg["type"] not in ("ready", "failed"):
+        if msg.get("worker") in answered or msg["type"] not in ("ready", "failed", "final"):
             return
         answered.add(msg["worker"])
-        if msg["type"] == "failed":
+        if msg["type"] in ("failed", "final"):
             early.append(dict(msg))
-        elif "warm" in msg:
+        if msg.get("warm"):
             warm.append(msg["warm"])
 
     def give_up(i: int, error: str) -> None:
@@ -612,6 +715,8 @@ def await_ready(cfg: Config, procs: Sequence[Any], out: Any, abort: Any) -> tupl
     ready_by = time.monotonic() + limit
     grace_by = None
     while len(answered) < len(procs):
+        if interrupt is not None and interrupt.name:
+            break
         try:
             take(out.get(timeout=0.5))
             continue
@@ -638,39 +743,39 @@ def await_ready(cfg: Config, procs: Sequence[Any], out: Any, abort: Any) -> tupl
     return warm, early, gone
 
 
-def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
+def warm_figures(warm: Sequence[Mapping[str, Any]], seconds: float) -> dict[str, Any]:
+    kinds: dict[str, int] = {}
+    for w in warm:
+        for kind, n in w.get("errors_by_kind", {}).items():
+            kinds[kind] = kinds.get(kind, 0) + n
+    return {"moves": sum(w["moves"] for w in warm), "seconds": seconds, "errors": sum(w["errors"] for w in warm),
+            "errors_by_kind": kinds, "finished": sum(w.get("finished", 0) for w in warm)}
+
+
+def run_workers(cfg: Config, interrupt: Interrupt | None = None) -> tuple[list[dict], Timeline, float]:
+    interrupt = interrupt or Interrupt()
     # spawn, not fork: a forked child would inherit the parent's gRPC state.
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     go = ctx.Event()
     abort = ctx.Event()
+    stop = ctx.Event()
     start_value = ctx.Value("d", 0.0)
-    procs = [ctx.Process(target=worker_main, args=(i, cfg, start_value, go, out, abort), daemon=True)
+    procs = [ctx.Process(target=worker_main, args=(i, cfg, start_value, go, out, abort, stop), daemon=True)
              for i in range(cfg.workers)]
     for p in procs:
         p.start()
     warm_started = time.monotonic()
     if cfg.stagger and cfg.progress:
         print("stagger: playing each table to a random point of its first game ...", file=sys.stderr, flush=True)
-    warm, early, gone = await_ready(cfg, procs, out, abort)
-    if warm:
-        moves = sum(w["moves"] for w in warm)
-        seconds = round(time.monotonic() - warm_started, 3)
-        kinds: dict[str, int] = {}
-        for w in warm:
-            for kind, n in w.get("errors_by_kind", {}).items():
-                kinds[kind] = kinds.get(kind, 0) + n
-        cfg_warm = {"moves": moves, "seconds": seconds, "errors": sum(w["errors"] for w in warm),
-                    "errors_by_kind": kinds, "finished": sum(w.get("finished", 0) for w in warm)}
-        if cfg.progress:
-            print(f"stagger: {moves} warm-up moves in {seconds:g} s; the measured run starts now", file=sys.stderr,
-                  flush=True)
-    else:
-        cfg_warm = None
+    warm, early, gone = await_ready(cfg, procs, out, abort, interrupt)
+    warm_seconds = round(time.monotonic() - warm_started, 3)
+    if warm and not interrupt.name and cfg.progress:
+        print(f"stagger: {sum(w['moves'] for w in warm)} warm-up moves in {warm_seconds:g} s; the measured run "
+              "starts now", file=sys.stderr, flush=True)
     start_value.value = time.monotonic() + 0.2
     go.set()
     timeline = Timeline()
-    timeline.stagger = cfg_warm
     measured_from = time.time() + 0.2
     timeline.window_unix = [round(measured_from, 3), round(measured_from + cfg.duration_s, 3)]
     finals: list[dict] = list(early)
@@ -680,8 +785,14 @@ def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
     # The workers stop at the deadline and then cancel their tables; allow them time for it.
     give_up = start_value.value + cfg.duration_s + 120
     while len(finals) < cfg.workers:
+        if interrupt.name and not stop.is_set():
+            # Interrupted: the workers end their run now (or their warm-up) and report.
+            stop.set()
+            give_up = min(give_up, time.monotonic() + STOP_GRACE_S)
+            print(f"{chr(13) + chr(10) if tty else ''}croupier loadtest: {interrupt.name}: stopping the run "
+                  "(again to stop at once)", file=sys.stderr, flush=True)
         try:
-            msg = out.get(timeout=1.0)
+            msg = out.get(timeout=0.5)
         except queue_lib.Empty:
             msg = None
             if time.monotonic() > give_up or not any(p.is_alive() for p in procs):
@@ -694,6 +805,10 @@ def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
                 errors_total += msg["errors"]
             elif msg["type"] in ("final", "failed"):
                 finals.append(msg)
+                if msg.get("warm"):  # stopped in its warm-up
+                    warm.append(msg["warm"])
+            elif msg["type"] == "ready" and msg.get("warm"):  # ready as the parent stopped waiting
+                warm.append(msg["warm"])
         # A second is shown once every worker has reported it.
         while cfg.progress:
             nxt = shown + 1
@@ -705,7 +820,12 @@ def run_workers(cfg: Config) -> tuple[list[dict], Timeline, float]:
             print(("\r" + line) if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
     if cfg.progress and tty:
         print(file=sys.stderr)
-    elapsed = time.monotonic() - start_value.value
+    elapsed = max(0.0, time.monotonic() - start_value.value)
+    timeline.stagger = warm_figures(warm, warm_seconds) if cfg.stagger and (warm or interrupt.name) else None
+    if interrupt.name:
+        timeline.interrupted = interrupt.name
+        timeline.ran_s = min(max(0.0, (interrupt.at or 0.0) - start_value.value), cfg.duration_s)
+        timeline.window_unix[1] = round(timeline.window_unix[0] + timeline.ran_s, 3)
     for p in procs:
         p.join(10)
         if p.is_alive():
@@ -839,13 +959,18 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
         for d_out, d_in in ((errors, f["errors"]), (refusals, f["refusals"]), (finished, f["finished"])):
             for k, n in d_in.items():
                 d_out[k] = d_out.get(k, 0) + n
+        if f.get("stopped") in ("SIGTERM", "orphaned") and not timeline.interrupted:
+            # A worker that ended its run early on its own (its figures and tables still count).
+            what = f"worker_failed:stopped by {f['stopped']}"
+            errors[what] = errors.get(what, 0) + 1
         rate_limited += f["rate_limited"]
         opened += f["opened"]
         failed_tables += f.get("failed", 0)
     overall = Histogram()
     for h in kinds.values():
         overall.merge(h)
-    measured_s = max(cfg.duration_s, 1e-9)
+    # An interrupted run's rates are over the time it ran.
+    measured_s = max(cfg.duration_s if timeline.ran_s is None else timeline.ran_s, 1e-9)
     throughput = overall.count / measured_s
     offered = cfg.tables * 1000.0 / cfg.think_ms if cfg.think_ms else None
     # Offered load counts moves only (a table asks one move per think time); so does served.
@@ -854,6 +979,7 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
     return {
         "report_version": REPORT_VERSION,
         "config": cfg.as_dict(),
+        "interrupted": timeline.interrupted,
         "duration_s": cfg.duration_s,
         "elapsed_s": round(elapsed, 2),
         "commands": overall.count,
@@ -890,6 +1016,11 @@ def print_report(report: Mapping[str, Any], out=None) -> None:
     lat = report["latency"]
     line(f"croupier loadtest: {c['tables']} tables of {', '.join(c['games'])} for {c['duration_s']:g} s over "
          f"{c['protocol']}, think {c['think_ms']:g} ms, {c['workers']} worker(s)")
+    if report.get("interrupted"):
+        when = ("in the warm-up (--stagger), before the measured run" if report.get("stagger") and not report["timeline"]
+                else f"after {report['elapsed_s']:g} s of the run")
+        line(f"  INTERRUPTED by {report['interrupted']} {when}: the figures are what it measured until then (rates "
+             "over that time); no check")
     served = ""
     if report["offered_moves_per_s"]:
         served = f" of {report['offered_moves_per_s']:,.1f} offered ({report['served_ratio'] * 100:.1f} %)"
@@ -1030,23 +1161,13 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
         code, message = refused
         print(f"croupier loadtest: {message}", file=sys.stderr)
         return code, None
-    finals, timeline, elapsed = run_workers(cfg)
-    report = build_report(cfg, finals, timeline, elapsed)
-    samples = [s for f in finals if f["type"] == "final" for s in f["samples"]]
-    unfinished = [u for f in finals for u in f.get("unfinished", [])]
-
-    async def after() -> None:
-        if cfg.check and samples:
-            report["check"] = await check_games(cfg, choose_sample(samples, cfg.check, cfg.seed))
-        else:
-            # Nothing finished (or --check 0): nothing to check, which is not a failure.
-            report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": []}
-        if cfg.cleanup and cfg.operator_token and unfinished:
-            ended, failed = await force_end(cfg, unfinished)
-            report["tables"]["force_ended"] = ended
-            report["tables"]["force_end_failed"] = failed
-
-    asyncio.run(after())
+    interrupt = Interrupt()
+    with interrupt.installed():  # Ctrl-C / SIGTERM: stop, report, force-end; a second one: at once
+        finals, timeline, elapsed = run_workers(cfg, interrupt=interrupt)
+        report = build_report(cfg, finals, timeline, elapsed)
+        samples = [s for f in finals if f["type"] == "final" for s in f["samples"]]
+        unfinished = [u for f in finals for u in f.get("unfinished", [])]
+        asyncio.run(after(cfg, report, samples, unfinished, interrupt))
     print_report(report)
     if json_path:
         with open(json_path, "w", encoding="utf-8") as handle:
@@ -1054,5 +1175,22 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
             handle.write("\n")
     if plot_path:
         plot(report, plot_path)
+    if interrupt.name:
+        return EXIT_ON_SIGNAL[interrupt.name], report
     ok = report["errors"] == 0 and report["check"]["passed"] is not False
     return (0 if ok else 1), report
+
+
+async def after(cfg: Config, report: dict[str, Any], samples: Sequence[Sequence[Any]],
+                unfinished: Sequence[Sequence[str]], interrupt: Interrupt) -> None:
+    """After the run: the check of a sample of its finished games (not after an interrupt),
+    then the force-end of the tables it left."""
+    if cfg.check and samples and not interrupt.name:
+        report["check"] = await check_games(cfg, choose_sample(samples, cfg.check, cfg.seed))
+    else:
+        # Nothing finished (or --check 0, or an interrupt): nothing checked, which is not a failure.
+        report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": []}
+    if cfg.cleanup and cfg.operator_token and unfinished:
+        ended, failed = await force_end(cfg, unfinished)
+        report["tables"]["force_ended"] = ended
+        report["tables"]["force_end_failed"] = failed

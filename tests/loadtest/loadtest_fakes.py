@@ -143,8 +143,34 @@ class Out:
 # Worker processes that never get ready (run_workers starts them by reference: spawn imports
 # this module in the child).
 
-def die_or_hang(index: int, cfg, start_value, go, out, abort) -> None:
+def die_or_hang(index: int, cfg, start_value, go, out, abort, stop=None) -> None:
     """Worker 0 dies at once without a word; the others hang and never get ready."""
     if index == 0:
         os._exit(3)
     time.sleep(600)
+
+
+# A worker process playing against FakeGateway (run_workers starts it by reference, in a
+# process of its own): games that never end; with `stuck`, no move is ever answered, so a
+# staggered warm-up never ends.
+
+def _fake_worker(stuck: bool, index: int, cfg, start_value, go, out, abort, stop=None) -> None:
+    from croupier_gateway import loadtest
+
+    fake = FakeGateway(moves=10**9)
+    if stuck:
+        async def never(*args, **kwargs):
+            await asyncio.Event().wait()
+
+        fake.submit = never
+    loadtest.make_client = lambda *a, **k: fake
+    loadtest.Worker.mean_moves = lambda self, game, games=3: 40.0
+    loadtest.worker_main(index, cfg, start_value, go, out, abort, *([] if stop is None else [stop]))
+
+
+def fake_worker(index: int, cfg, start_value, go, out, abort, stop=None) -> None:
+    _fake_worker(False, index, cfg, start_value, go, out, abort, stop)
+
+
+def fake_worker_stuck(index: int, cfg, start_value, go, out, abort, stop=None) -> None:
+    _fake_worker(True, index, cfg, start_value, go, out, abort, stop)

@@ -147,7 +147,7 @@ def test_force_end_failures_are_reported(monkeypatch, capsys):
              "opened": 3, "finished": {"journey": 1}, "failed": 1,
              "unfinished": [["journey-a", "journey"], ["journey-b", "journey"]], "samples": []}
     failed = {"type": "failed", "worker": 1, "error": "WarmUpAborted: ...", "unfinished": [["journey-c", "journey"]]}
-    monkeypatch.setattr(loadtest, "run_workers", lambda cfg: ([final, failed], loadtest.Timeline(), 1.0))
+    monkeypatch.setattr(loadtest, "run_workers", lambda cfg, **k: ([final, failed], loadtest.Timeline(), 1.0))
 
     async def fine(cfg):
         return None

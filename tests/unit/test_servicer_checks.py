@@ -475,3 +475,33 @@ def test_control_characters_in_a_players_name_entropy_or_a_force_ends_reason_are
                      (grpc.StatusCode.INVALID_ARGUMENT, "invalid_reason")], codes
     assert after == before, "a refused request was appended"
     assert joined.result.version == 2
+
+
+def test_a_game_type_with_control_characters_is_refused_malformed_and_not_echoed():
+    """It was answered NOT_FOUND wrong_game_type with the caller's bytes (a NUL, a terminal
+    escape) in the message, on every RPC."""
+
+    async def main():
+        svc, parts = await servicer()
+        try:
+            bad = "exp\x1b[2J\x00"
+            return [
+                await call(svc.GetState, rules_pb2.GetStateRequest(game_type=bad, game_id="g1")),
+                await call(svc.ListLegalActions, rules_pb2.ListLegalActionsRequest(game_type=bad, game_id="g1")),
+                await call(svc.CreateGame, rules_pb2.CreateGameRequest(game_type=bad, game_id="g1", seats=2,
+                                                                      command_id="c")),
+                await call(svc.HandleCommand, rules_pb2.HandleCommandRequest(
+                    game_type=bad, game_id="g1", command_id="m", action_json='{"type":"SkipMove"}')),
+                await call(svc.ForkGame, rules_pb2.ForkGameRequest(game_type=bad, game_id="g2", origin_game_id="g1",
+                                                                  at_seq=1, command_id="k")),
+                await call(svc.GetState, rules_pb2.GetStateRequest(game_type="virtues", game_id="g1")),
+            ]
+        finally:
+            await stop(parts)
+
+    *refused, other = asyncio.run(main())
+    for answer in refused:
+        rejection = answer.rejection()[0]
+        assert (answer.code, rejection.code) == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_game_type"), rejection
+        assert "\x1b" not in rejection.message and "\x00" not in rejection.message and "\x1b" not in answer.details
+    assert other.code == grpc.StatusCode.NOT_FOUND and other.rejection()[0].code == "wrong_game_type"

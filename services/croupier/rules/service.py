@@ -159,6 +159,9 @@ def _check_game_type(game_type: str, hosted: str) -> None:
         return
     if len(game_type) > MAX_GAME_TYPE:
         raise Rejection("invalid_game_type", f"game_type is at most {MAX_GAME_TYPE} characters", "malformed")
+    if not game_type.isprintable():
+        # No game's name: not echoed into the answer (a NUL, a terminal escape) either.
+        raise Rejection("invalid_game_type", "game_type must be printable characters", "malformed")
     raise Rejection("wrong_game_type", f"this service hosts {hosted}, not {clip(game_type)}", NOT_FOUND)
 
 

@@ -505,3 +505,51 @@ def test_a_game_type_with_control_characters_is_refused_malformed_and_not_echoed
         assert (answer.code, rejection.code) == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_game_type"), rejection
         assert "\x1b" not in rejection.message and "\x00" not in rejection.message and "\x1b" not in answer.details
     assert other.code == grpc.StatusCode.NOT_FOUND and other.rejection()[0].code == "wrong_game_type"
+
+
+def test_a_table_command_sent_with_another_commands_command_id_is_refused_not_answered_as_done():
+    """The partition compares a seen command_id's command only for moves: a ForceEnd sent
+    with a move's command_id was answered OK (duplicate, the move's events), and the table
+    played on though its caller was told it had ended; a leave with a join's, a join with
+    the create's, likewise."""
+    import json
+
+    async def main():
+        svc, parts = await servicer(owned=(0, 1, 2, 3))
+        try:
+            gid = "reused"
+            await call(svc.CreateGame, rules_pb2.CreateGameRequest(game_type=GAME, game_id=gid, seats=2, command_id="c"))
+            refused_join = await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0,
+                                                                             player="a", command_id="c"))
+            await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=0, player="a",
+                                                               command_id="j0"))
+            refused_leave = await call(svc.LeaveSeat, rules_pb2.LeaveSeatRequest(game_type=GAME, game_id=gid, seat=0,
+                                                                                command_id="j0"))
+            await call(svc.JoinSeat, rules_pb2.JoinSeatRequest(game_type=GAME, game_id=gid, seat=1, player="b",
+                                                               command_id="j1"))
+            view = json.loads((await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME, game_id=gid))).view_json)
+            seat = view["to_act"][0]
+            legal = await call(svc.ListLegalActions, rules_pb2.ListLegalActionsRequest(game_type=GAME, game_id=gid,
+                                                                                       seat=seat))
+            moved = await call(svc.HandleCommand, rules_pb2.HandleCommandRequest(
+                game_type=GAME, game_id=gid, seat=seat, command_id="m1", action_json=legal.actions_json[0]))
+            refused_end = await call(svc.ForceEnd, rules_pb2.ForceEndRequest(game_type=GAME, game_id=gid, reason="x",
+                                                                            command_id="m1"))
+            still = json.loads((await call(svc.GetState, rules_pb2.GetStateRequest(game_type=GAME,
+                                                                                   game_id=gid))).view_json)
+            ended = await call(svc.ForceEnd, rules_pb2.ForceEndRequest(game_type=GAME, game_id=gid, reason="x",
+                                                                      command_id="end"))
+            retried = await call(svc.ForceEnd, rules_pb2.ForceEndRequest(game_type=GAME, game_id=gid, reason="x",
+                                                                        command_id="end"))
+            return refused_join, refused_leave, moved, refused_end, still, ended, retried
+        finally:
+            await stop(parts)
+
+    refused_join, refused_leave, moved, refused_end, still, ended, retried = asyncio.run(main())
+    for refused in (refused_join, refused_leave, refused_end):
+        assert refused.code == grpc.StatusCode.ABORTED, refused
+        assert refused.rejection()[0].code == "command_id_reused"
+    assert moved.result.version > 0 and not moved.result.duplicate
+    assert still["status"] == "running"
+    assert list(ended.result.event_types) == ["TableEnded"] and not ended.result.duplicate
+    assert retried.result.duplicate and retried.result.version == ended.result.version

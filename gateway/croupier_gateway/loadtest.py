@@ -1173,11 +1173,17 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
         with open(json_path, "w", encoding="utf-8") as handle:
             json.dump(report, handle, indent=2, sort_keys=True)
             handle.write("\n")
+    plotted = True
     if plot_path:
-        plot(report, plot_path)
+        try:
+            plot(report, plot_path)
+        except Exception as exc:  # no matplotlib, or it failed: the report stands, the plot is missing
+            plotted = False
+            print(f"croupier loadtest: could not draw --plot {plot_path} ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
     if interrupt.name:
         return EXIT_ON_SIGNAL[interrupt.name], report
-    ok = report["errors"] == 0 and report["check"]["passed"] is not False
+    ok = report["errors"] == 0 and report["check"]["passed"] is not False and plotted
     return (0 if ok else 1), report
 
 

@@ -65,6 +65,18 @@ def _out_file(text: str) -> str:
     return str(path)
 
 
+def _plot_unavailable() -> str | None:
+    """None if --plot can be drawn (matplotlib loads, with its file-only backend), else why not."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except Exception as exc:  # missing, or broken (an ImportError is not the only way)
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     grpc_port = os.environ.get("CROUPIER_GATEWAY_GRPC_PORT", "18081")
     http_port = os.environ.get("CROUPIER_GATEWAY_PORT", "18080")
@@ -143,6 +155,12 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"croupier loadtest: {exc}", file=sys.stderr)
         return 2
+    if args.plot:
+        problem = _plot_unavailable()
+        if problem:  # told now, not after the whole run
+            print(f"croupier loadtest: --plot needs matplotlib, which cannot be loaded here ({problem})",
+                  file=sys.stderr)
+            return 2
     if args.ramp > args.duration:
         print(f"croupier loadtest: --ramp ({args.ramp:g} s) must not be longer than --duration ({args.duration:g} s)",
               file=sys.stderr)

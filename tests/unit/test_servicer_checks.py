@@ -553,3 +553,29 @@ def test_a_table_command_sent_with_another_commands_command_id_is_refused_not_an
     assert still["status"] == "running"
     assert list(ended.result.event_types) == ["TableEnded"] and not ended.result.duplicate
     assert retried.result.duplicate and retried.result.version == ended.result.version
+
+
+def test_a_move_of_another_game_type_is_refused_as_the_wrong_game_type_not_as_a_malformed_move():
+    """The action was decoded with this service's game before the game type was looked at:
+    a virtues move sent to the expeditions service was answered INVALID_ARGUMENT
+    malformed_command ("unknown message type"), on a unary call and on a stream."""
+    from croupier.rules.errors import Refusal
+
+    async def main():
+        svc, parts = await servicer()
+        try:
+            request = rules_pb2.HandleCommandRequest(game_type="virtues", game_id="g1", seat=0, command_id="m",
+                                                     action_json='{"type":"DrawCard"}')
+            unary = await call(svc.HandleCommand, request)
+            try:
+                await svc._command(request, None)
+                streamed = None
+            except Refusal as refusal:
+                streamed = refusal.rejection
+            return unary, streamed
+        finally:
+            await stop(parts)
+
+    unary, streamed = asyncio.run(main())
+    assert unary.code == grpc.StatusCode.NOT_FOUND and unary.rejection()[0].code == "wrong_game_type"
+    assert streamed is not None and (streamed.code, streamed.kind) == ("wrong_game_type", "not_found")

@@ -438,6 +438,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         """A move: with a context (unary) a refusal aborts the call; without one (a stream)
         it raises Refusal."""
         try:
+            # First: a move of another game type (sent to the wrong service) is that, not a
+            # malformed move of this one.
+            _check_game_type(request.game_type, self.s.game)
             if len(request.action_json) > MAX_ACTION_JSON:
                 raise Rejection("action_too_large", f"an action is at most {MAX_ACTION_JSON} bytes", "malformed")
             try:

@@ -1114,7 +1114,9 @@ async def preflight(cfg: Config) -> tuple[int, str] | None:
             except Exception as exc:
                 slow = (isinstance(exc, GatewayError) and exc.code == "deadline_exceeded") or "Timeout" in type(exc).__name__
                 if not slow or time.monotonic() > deadline:  # refused at once: nothing listens there
-                    return 75, f"no gateway answers {cfg.protocol} at {cfg.target} ({type(exc).__name__}: {exc})"
+                    # (the first line only: a web server that is not the gateway answers a page)
+                    what = (str(exc).strip().splitlines() or [""])[0][:200]
+                    return 75, f"no gateway answers {cfg.protocol} at {cfg.target} ({type(exc).__name__}: {what})"
                 await asyncio.sleep(1.0)
     finally:
         with contextlib.suppress(Exception):
@@ -1143,6 +1145,17 @@ async def operator_token_refused(cfg: Config) -> tuple[int, str] | None:
     if r.status_code in (401, 403):
         return 2, (f"the gateway at {cfg.http_target} refuses the operator token "
                    "(--operator-token / CROUPIER_OPERATOR_TOKEN)")
+    # The gateway's health report (200, or 503 while a part of the stack is down: a load test
+    # of a degraded stack may still be meant). Anything else is not a Croupier gateway, and the
+    # tables the run leaves could not be force-ended there: told now, not after the run.
+    try:
+        health = r.json()
+    except ValueError:
+        health = None
+    if r.status_code not in (200, 503) or not isinstance(health, dict) or "gateway" not in health:
+        return 75, (f"no Croupier gateway answers HTTP at {cfg.http_target} for the operator routes "
+                    f"(--http-target; GET /v1/operator/health answered {r.status_code} "
+                    f"{r.headers.get('content-type', 'without a content type')}, not its health report)")
     return None
 
 
@@ -1183,7 +1196,9 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
                   file=sys.stderr)
     if interrupt.name:
         return EXIT_ON_SIGNAL[interrupt.name], report
-    ok = report["errors"] == 0 and report["check"]["passed"] is not False and plotted
+    # Tables the operator API did not force-end are left running: not a clean run either.
+    ok = (report["errors"] == 0 and report["check"]["passed"] is not False and plotted
+          and not report["tables"]["force_end_failed"])
     return (0 if ok else 1), report
 
 

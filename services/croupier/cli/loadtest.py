@@ -66,15 +66,16 @@ def _out_file(text: str) -> str:
 
 
 def _plot_unavailable() -> str | None:
-    """None if --plot can be drawn (matplotlib loads, with its file-only backend), else why not."""
-    try:
-        import matplotlib
+    """None if matplotlib, which --plot draws with, is installed, else why not. Found, not
+    imported: an import writes its caches under $HOME and takes a while; a matplotlib that is
+    there but fails is told after the run (the report is kept)."""
+    import importlib.util
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot  # noqa: F401
-    except Exception as exc:  # missing, or broken (an ImportError is not the only way)
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError) as exc:
         return f"{type(exc).__name__}: {exc}"
-    return None
+    return None if found else "it is not installed"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -507,7 +507,10 @@ class TableHost:
         if state.status != OPEN:
             raise Rejection("game_started", "seats cannot be left once the game has started", "illegal")
         seat = command.seat
-        if not isinstance(seat, int) or not 0 <= seat < state.seats or state.players[seat] is None:
+        if not isinstance(seat, int) or not 0 <= seat < state.seats:
+            # As a join of it is refused: no such seat is malformed, not an empty one.
+            raise Rejection("no_such_seat", f"seat {seat!r} is not at this table (0..{state.seats - 1})", MALFORMED)
+        if state.players[seat] is None:
             raise Rejection("seat_empty", f"seat {seat!r} is not taken", "illegal")
         return [SeatLeft(seat=seat)]
 

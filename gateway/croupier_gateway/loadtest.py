@@ -1206,8 +1206,20 @@ async def after(cfg: Config, report: dict[str, Any], samples: Sequence[Sequence[
                 unfinished: Sequence[Sequence[str]], interrupt: Interrupt) -> None:
     """After the run: the check of a sample of its finished games (not after an interrupt),
     then the force-end of the tables it left."""
+    checked = None
     if cfg.check and samples and not interrupt.name:
-        report["check"] = await check_games(cfg, choose_sample(samples, cfg.check, cfg.seed))
+        # Interrupted while it checks: the check is given up (the tables are still force-ended).
+        task = asyncio.ensure_future(check_games(cfg, choose_sample(samples, cfg.check, cfg.seed)))
+        while not task.done():
+            await asyncio.wait({task}, timeout=POLL_S)
+            if interrupt.name and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                report["interrupted"] = interrupt.name
+        checked = None if task.cancelled() else task.result()
+    if checked is not None:
+        report["check"] = checked
     else:
         # Nothing finished (or --check 0, or an interrupt): nothing checked, which is not a failure.
         report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": []}

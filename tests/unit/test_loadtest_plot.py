@@ -43,3 +43,4 @@ def test_a_plot_that_fails_after_the_run_keeps_the_report(monkeypatch, tmp_path,
     assert code == 1
     assert json.loads((tmp_path / "r.json").read_text())["commands"] == 0
     assert "could not draw --plot" in capsys.readouterr().err
+

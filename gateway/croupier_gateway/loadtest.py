@@ -58,6 +58,8 @@ STAGGER_TIMEOUT_S = 1800.0  # how long the parent waits for the workers' warm-up
 READY_TIMEOUT_S = 120.0  # ... and for a worker to be ready without one
 ABORT_GRACE_S = 30.0  # a worker told to give up its warm-up has this long to report its tables
 STOP_GRACE_S = 30.0  # workers told to stop (SIGINT/SIGTERM of the load test) have this long to report
+CHECK_BUDGET_S = 180.0  # the check of the sample, all told: a gateway (or Kafka) that hangs does not hang the end
+FORCE_END_BUDGET_S = 120.0  # ... and the force-end of the tables left (those not ended by then: force_end_failed)
 POLL_S = 0.2  # how often a worker looks whether it is told to stop (or its parent is gone)
 EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}  # 128 + the signal's number, as a shell reports it
 EXPECTED_REFUSALS = {(409, None), (422, "not_your_turn"), (422, "game_over")}
@@ -874,43 +876,60 @@ def choose_sample(samples: Sequence[Sequence[Any]], n: int, seed: int) -> list[S
 
 
 async def check_games(cfg: Config, sample: Sequence[Sequence[Any]]) -> dict[str, Any]:
-    """Audit each sampled game's log and compare the gateway's final views with its fold."""
-    from croupier.engine.audit import audit, view_as
-    from croupier.engine.codec import canonical_json
-
+    """Audit each sampled game's log and compare the gateway's final views with its fold, within
+    CHECK_BUDGET_S all told (a game not checked by then is a problem: the check fails)."""
     client = make_client(cfg.protocol, cfg.target)
     games = []
+    budget_ends = time.monotonic() + CHECK_BUDGET_S
     try:
         for game_id, game_type, tokens in sample:
             row: dict[str, Any] = {"game_id": game_id, "game_type": game_type, "audit_ok": False,
                                    "projection_ok": False, "events": 0, "problem": None}
+            left = budget_ends - time.monotonic()
             try:
-                envelopes, source = await fetch_log(cfg, game_id, game_type)
-                row["source"] = source
-                row["events"] = len(envelopes)
-                report = audit(envelopes)
-                row["audit_ok"] = report.ok
-                if not report.ok:
-                    row["problem"] = f"audit: {report.faults[0]}"
-                mismatched = []
-                last_seq = envelopes[-1].seq if envelopes else 0
-                for viewer, token in [("spectator", None), *[(str(s), t) for s, t in enumerate(tokens)]]:
-                    seen = await client.view(game_id, token)
-                    # Compared as JSON: the fold holds tuples where the wire has lists.
-                    folded = canonical_json(view_as(envelopes, None, viewer))
-                    if seen["version"] != last_seq or canonical_json(seen["view"]) != folded:
-                        mismatched.append(viewer)
-                row["projection_ok"] = bool(envelopes) and not mismatched
-                if mismatched and row["problem"] is None:
-                    row["problem"] = f"the gateway's final view differs from the log's fold for {', '.join(mismatched)}"
-            except Exception as exc:
-                row["problem"] = f"{type(exc).__name__}: {exc}"
+                if left <= 0:
+                    raise TimeoutError
+                async with asyncio.timeout(left):
+                    await check_one(cfg, client, row, game_id, game_type, tokens)
+            except TimeoutError:
+                row["problem"] = (f"not checked: the check's {CHECK_BUDGET_S:g} s were over (the gateway or Kafka "
+                                  "did not answer in time)")
             games.append(row)
     finally:
-        await client.close()
+        with contextlib.suppress(Exception):
+            await client.close()
     return {"sampled": len(games), "audit_ok": sum(g["audit_ok"] for g in games),
             "projection_ok": sum(g["projection_ok"] for g in games),
             "passed": all(g["audit_ok"] and g["projection_ok"] for g in games) if games else None, "games": games}
+
+
+async def check_one(cfg: Config, client: Any, row: dict[str, Any], game_id: str, game_type: str,
+                    tokens: Sequence[str]) -> None:
+    """One sampled game's audit and projection check, into `row`."""
+    from croupier.engine.audit import audit, view_as
+    from croupier.engine.codec import canonical_json
+
+    try:
+        envelopes, source = await fetch_log(cfg, game_id, game_type)
+        row["source"] = source
+        row["events"] = len(envelopes)
+        report = audit(envelopes)
+        row["audit_ok"] = report.ok
+        if not report.ok:
+            row["problem"] = f"audit: {report.faults[0]}"
+        mismatched = []
+        last_seq = envelopes[-1].seq if envelopes else 0
+        for viewer, token in [("spectator", None), *[(str(s), t) for s, t in enumerate(tokens)]]:
+            seen = await client.view(game_id, token)
+            # Compared as JSON: the fold holds tuples where the wire has lists.
+            folded = canonical_json(view_as(envelopes, None, viewer))
+            if seen["version"] != last_seq or canonical_json(seen["view"]) != folded:
+                mismatched.append(viewer)
+        row["projection_ok"] = bool(envelopes) and not mismatched
+        if mismatched and row["problem"] is None:
+            row["problem"] = f"the gateway's final view differs from the log's fold for {', '.join(mismatched)}"
+    except Exception as exc:
+        row["problem"] = f"{type(exc).__name__}: {exc}"
 
 
 async def force_end(cfg: Config, unfinished: Sequence[Sequence[str]]) -> tuple[int, int]:
@@ -919,7 +938,7 @@ async def force_end(cfg: Config, unfinished: Sequence[Sequence[str]]) -> tuple[i
 
     ended = failed = 0
     sem = asyncio.Semaphore(32)
-    async with httpx.AsyncClient(base_url=f"http://{cfg.http_target}", timeout=60) as http:
+    async with httpx.AsyncClient(base_url=f"http://{cfg.http_target}", timeout=30) as http:
         async def one(game_id: str) -> None:
             nonlocal ended, failed
             async with sem:
@@ -934,7 +953,14 @@ async def force_end(cfg: Config, unfinished: Sequence[Sequence[str]]) -> tuple[i
                 except httpx.HTTPError:
                     failed += 1
 
-        await asyncio.gather(*(one(gid) for gid, _ in unfinished))
+        tasks = [asyncio.ensure_future(one(gid)) for gid, _ in unfinished]
+        if tasks:
+            # A gateway that hangs: those not ended within the budget are counted as not ended.
+            _, pending = await asyncio.wait(tasks, timeout=FORCE_END_BUDGET_S)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            failed += len(pending)
     return ended, failed
 
 

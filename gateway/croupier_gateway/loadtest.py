@@ -985,13 +985,15 @@ def build_report(cfg: Config, finals: Sequence[Mapping[str, Any]], timeline: Tim
         for d_out, d_in in ((errors, f["errors"]), (refusals, f["refusals"]), (finished, f["finished"])):
             for k, n in d_in.items():
                 d_out[k] = d_out.get(k, 0) + n
-        if f.get("stopped") in ("SIGTERM", "orphaned") and not timeline.interrupted:
-            # A worker that ended its run early on its own (its figures and tables still count).
+        stopped_alone = f.get("stopped") in ("SIGTERM", "orphaned") and not timeline.interrupted
+        if stopped_alone:
+            # A worker that ended its run early on its own: a failure; its figures count, and
+            # the tables it left are a failed worker's (not cut short by the time).
             what = f"worker_failed:stopped by {f['stopped']}"
             errors[what] = errors.get(what, 0) + 1
         rate_limited += f["rate_limited"]
         opened += f["opened"]
-        failed_tables += f.get("failed", 0)
+        failed_tables += len(f.get("unfinished", [])) if stopped_alone else f.get("failed", 0)
     overall = Histogram()
     for h in kinds.values():
         overall.merge(h)
@@ -1073,7 +1075,8 @@ def print_report(report: Mapping[str, Any], out=None) -> None:
     t = report["tables"]
     failed = t.get("failed", 0)
     line(f"  tables      opened {t['opened']}, finished {t['finished']}, cut short {t['unfinished']} "
-         f"(by the time {t['unfinished'] - failed}, by a failure {failed}; force-ended {t['force_ended']})")
+         f"(by {'the interrupt' if report.get('interrupted') else 'the time'} {t['unfinished'] - failed}, by a failure "
+         f"{failed}; force-ended {t['force_ended']})")
     if t.get("force_end_failed"):
         line(f"              {t['force_end_failed']} of them could not be force-ended (the operator API at "
              f"{c.get('http_target', '--http-target')} failed): left running")

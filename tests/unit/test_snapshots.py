@@ -82,13 +82,15 @@ def test_a_restored_owner_holds_what_a_rebuild_from_the_whole_log_holds():
     log = _logged_game(host, "a") + _logged_game(host, "b") + _ended_game(host, "done", moves=2)
     store = DictStore()
     executor = ThreadPoolExecutor(max_workers=1)
+    sent = {}
 
     async def main():
         owner = _owner(log, store, every=len(log) + 1, executor=executor, retire_after_s=0)
         await owner.start(lambda: list(log))
         try:
             # The rebuild's events count toward the next snapshot: the first append takes it.
-            await _send(owner, "a", _a_legal_move(owner, "a"), "a0")
+            sent["a0"] = _a_legal_move(owner, "a")
+            await _send(owner, "a", sent["a0"], "a0")
             await _wait_saved(store, 1)
             offset, blob = store.saved[("events", 0)]
             snapshot_held = _held(owner)
@@ -120,7 +122,7 @@ def test_a_restored_owner_holds_what_a_rebuild_from_the_whole_log_holds():
         whole = _owner([], None, every=0, retire_after_s=0)
         await whole.start(lambda: list(log))
         try:
-            again = await _send(fresh, "a", ForceEnd(reason="x"), "a0")  # a retry of the snapshot's last command
+            again = await _send(fresh, "a", sent["a0"], "a0")  # a retry of the snapshot's last command
             assert "done" in fresh.forgotten and "done" in whole.forgotten
             return fresh.restored_from, _held(fresh), dict(fresh.retired), _held(whole), dict(whole.retired), again
         finally:

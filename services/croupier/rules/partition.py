@@ -30,6 +30,8 @@ from croupier.engine.table import (
     OVER,
     TABLE_COMMANDS,
     ForceEnd,
+    JoinSeat,
+    LeaveSeat,
     TableCreated,
     TableHost,
     TableState,
@@ -924,11 +926,11 @@ class PartitionOwner:
             raise unreadable(item.game_id, self.unreadable[item.game_id])
         prior = in_batch.get((item.game_id, item.command_id))
         if prior is not None:
-            self._same_command(item, prior.digest)
+            self._same_command(item, prior.digest, prior.event_types)
             return slot, Outcome(prior.game_id, prior.first_seq, prior.last_seq, prior.version, prior.event_types, True), []
         known = slot.seen.get(item.command_id) if slot is not None else None
         if known is not None:
-            self._same_command(item, known[3])
+            self._same_command(item, known[3], known[2])
             return slot, Outcome(item.game_id, known[0], known[1], known[1], known[2], True), []
         if slot is None and item.game_id in self.retired:
             return self._decide_retired(item)
@@ -1001,32 +1003,47 @@ class PartitionOwner:
                                 f"takes at most {self._max_record:,} bytes a record{hint}", MALFORMED)
         return encoded
 
-    def _same_command(self, item: Pending, digest: int | None) -> None:
-        """Refuse a move whose command_id this game has seen with another move (or seat): a
-        retry is the same command again, and answering another as its duplicate would tell
-        the caller that a move it never made was made. The table's own commands (joins,
-        leaves, ends, the platform's ticks; creates and forks come with no `command`) keep
-        their own checks: the gateway compares a create's and a join's retries itself."""
+    def _same_command(self, item: Pending, digest: int | None, event_types: tuple[str, ...]) -> None:
+        """Refuse a command whose command_id this game has seen with another command: a retry
+        is the same command again, and answering another as its duplicate would tell the
+        caller that a command it never made was made (a ForceEnd sent with a move's id was
+        told "done" while the table played on). A move is compared by its digest (the move
+        and its seat); a create, fork, join, leave or end by the first event it makes, since
+        the gateway compares a create's and a join's retries itself. The platform's ticks
+        have their own ids."""
         command = item.command
-        if digest is None or command is None or isinstance(command, TABLE_COMMANDS):
+        if item.create is not None or item.fork is not None:
+            expected = TableCreated.TYPE
+        elif command is None or isinstance(command, TABLE_COMMANDS):
+            expected = FIRST_EVENT.get(type(command))
+        else:
+            if digest is not None and command_digest(self.host.commands.encode(command), command.seat) != digest:
+                raise reused(item.command_id)
             return
-        if command_digest(self.host.commands.encode(command), command.seat) != digest:
-            raise Rejection("command_id_reused",
-                            f"command_id {item.command_id} was used by another command of this game; "
-                            "a new command needs a new command_id", CONFLICT)
+        if expected is not None and event_types[:1] != (expected,):
+            raise reused(item.command_id)
 
     def _decide_retired(self, item: Pending):
         """A command for a retired game: answered as the finished game would answer it."""
         version, recent, _ = self.retired[item.game_id]
         for command_id, first_seq, last_seq, event_types, digest in recent:
             if command_id == item.command_id:
-                self._same_command(item, digest)
+                self._same_command(item, digest, event_types)
                 return None, Outcome(item.game_id, first_seq, last_seq, last_seq, event_types, True), []
         if item.create is not None or item.fork is not None:
             raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)
         if item.expected_version is not None and item.expected_version != version:
             raise Rejection("version_conflict", f"expected version {item.expected_version}, the game is at {version}", CONFLICT)
         raise Rejection("game_over", "this table has ended", "illegal")
+
+
+# The first event each of the table's own commands makes (_same_command).
+FIRST_EVENT = {JoinSeat: "SeatJoined", LeaveSeat: "SeatLeft", ForceEnd: "TableEnded"}
+
+
+def reused(command_id: str) -> Rejection:
+    return Rejection("command_id_reused", f"command_id {command_id} was used by another command of this game; "
+                     "a new command needs a new command_id", CONFLICT)
 
 
 def unreadable(game_id: str, why: str) -> Rejection:

@@ -239,8 +239,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
     async def _write(self, rpc: str, context, game_type: str, game_id: str, command_id: str, *,
                      command=None, create=None, fork=None, expected_version=None,
-                     texts: tuple[tuple[str, str], ...] = (), first_event: str | None = None,
-                     ) -> rules_pb2.CommandResult | None:
+                     texts: tuple[tuple[str, str], ...] = ()) -> rules_pb2.CommandResult | None:
         started = time.perf_counter()
         try:
             _check_command_id(command_id)
@@ -255,14 +254,6 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                     outcome: Outcome = await future
             except TimeoutError:
                 raise Rejection("unavailable", "the event store did not answer in time; retry the same command_id", UNAVAILABLE) from None
-            if outcome.duplicate and first_event is not None and outcome.event_types[:1] != (first_event,):
-                # The partition answers a table command's command_id seen before as its
-                # duplicate whatever command it was (the moves alone are compared): a ForceEnd
-                # sent with a move's command_id was answered "done" and the table played on.
-                raise Rejection("command_id_reused",
-                                f"command_id {command_id} was used by another command of this game; "
-                                "a new command needs a new command_id",
-                                "conflict")
         except Rejection as exc:
             self.metrics.commands.labels(self.s.game, rpc, exc.kind).inc()
             log.info("command_rejected", game_id=clip(game_id, MAX_ID), command_id=clip(command_id, MAX_ID),
@@ -315,7 +306,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def CreateGame(self, request, context):
         options = dict(request.options)
         result = await self._write("CreateGame", context, request.game_type, request.game_id, request.command_id,
-                                   first_event="TableCreated", create={"seats": int(request.seats), "options": options,
+                                   create={"seats": int(request.seats), "options": options,
                                            "seed": secrets.token_hex(32)})
         if result is None:
             return rules_pb2.CreateGameResponse()
@@ -358,7 +349,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             await self._abort(context, exc, self._owner_address(exc, request.game_id))
             return rules_pb2.ForkGameResponse()
         result = await self._write("ForkGame", context, request.game_type, request.game_id, request.command_id,
-                                   fork=prepared, first_event="TableCreated")
+                                   fork=prepared)
         if result is None:
             return rules_pb2.ForkGameResponse()
         return rules_pb2.ForkGameResponse(result=result, seed_hash=self._seed_hash(request.game_id))
@@ -366,7 +357,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def JoinSeat(self, request, context):
         cmd = JoinSeat(seat=request.seat, player=request.player, bot=request.bot or None, entropy=request.entropy)
         result = await self._write("JoinSeat", context, request.game_type, request.game_id, request.command_id, command=cmd,
-                                   texts=(("player", request.player), ("entropy", request.entropy)), first_event="SeatJoined")
+                                   texts=(("player", request.player), ("entropy", request.entropy)))
         return rules_pb2.JoinSeatResponse(result=result) if result else rules_pb2.JoinSeatResponse()
 
     async def LeaveSeat(self, request, context):
@@ -374,7 +365,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         # As a move's: a stale version is refused, a command_id seen before answered whatever it.
         expected = request.expected_version if request.HasField("expected_version") else None
         result = await self._write("LeaveSeat", context, request.game_type, request.game_id, request.command_id,
-                                   command=cmd, expected_version=expected, first_event="SeatLeft")
+                                   command=cmd, expected_version=expected)
         return rules_pb2.LeaveSeatResponse(result=result) if result else rules_pb2.LeaveSeatResponse()
 
     async def ForceEnd(self, request, context):
@@ -384,7 +375,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             return rules_pb2.ForceEndResponse()
         cmd = ForceEnd(reason=request.reason)
         result = await self._write("ForceEnd", context, request.game_type, request.game_id, request.command_id, command=cmd,
-                                   texts=(("reason", request.reason),), first_event="TableEnded")
+                                   texts=(("reason", request.reason),))
         return rules_pb2.ForceEndResponse(result=result) if result else rules_pb2.ForceEndResponse()
 
     async def HandleCommand(self, request, context):

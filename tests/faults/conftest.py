@@ -26,16 +26,35 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="module")
-def fault_stack(tmp_path_factory) -> FaultStack:
+def _stacks() -> dict:
+    held: dict = {"stack": None}
+    yield held
+    if held["stack"] is not None:
+        held["stack"].down()
+
+
+@pytest.fixture
+def fault_stack(_stacks, tmp_path_factory) -> FaultStack:
+    """The module's stack, shared by its tests; after a scenario that failed (`broken`), a new
+    one: a stack a fault left broken would fail every test after it, each after its timeouts."""
+    old = _stacks["stack"]
+    if old is not None and not old.broken:
+        return old
+    if old is not None:
+        print(f"the stack of {old.log_dir} broke in a failed scenario: starting a new one")
+        old.down()
+        _stacks["stack"] = None
     stack = FaultStack(tmp_path_factory.mktemp("faults"))
+    if old is not None:
+        stack.log_dirs = old.log_dirs + stack.log_dirs
     try:
         stack.up()
     except BaseException:
         print(stack.tails(40))
         stack.down()
         raise
-    yield stack
-    stack.down()
+    _stacks["stack"] = stack
+    return stack
 
 
 @pytest.fixture(scope="session")

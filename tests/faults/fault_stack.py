@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -53,6 +54,10 @@ class FaultStack:
         self.projector: Service | None = None
         self.gateway: Service | None = None
         self.all_services: list[Service] = []
+        # Set by a scenario that failed: the next test gets a new stack (conftest.fault_stack),
+        # so that one failure is told once, not again by every test after it.
+        self.broken = False
+        self.log_dirs = [self.log_dir]  # this stack's, and those of the stacks it replaced
 
     # -- settings -------------------------------------------------------------------------
 
@@ -183,6 +188,36 @@ class FaultStack:
         """Redis comes back empty: the stack runs it without persistence."""
         stack.up(self.settings, ["redis"])
 
+    def diagnose(self) -> str:
+        """What a failed scenario prints, since its logs stay on the machine that ran it: the
+        services that died (their last lines), the thread stacks of the live projector and
+        gateway (SIGUSR1: a service alive but doing nothing shows what it waits on), the
+        warnings and errors each service logged last, and the projector's lag readings."""
+        out = []
+        for svc in self.live():
+            if not svc.alive():
+                out.append(f"DIED (exit {svc.proc.returncode}): {' '.join(svc.args[:3])}:\n{svc.tail(30)}")
+        for svc in (self.projector, self.gateway):
+            if svc is not None and svc.alive():
+                out.append(f"STACKS of {' '.join(svc.args[:2])}:\n{_stacks(svc)}")
+        for svc in self.live():
+            lines = [line[:400] for line in svc.tail(3000).splitlines()
+                     if '"level": "warning"' in line or '"level": "error"' in line or '"level": "critical"' in line
+                     or "Traceback" in line or "Error" in line[:40]]
+            if lines:
+                keep = 12 if svc in (self.projector, self.gateway) else 4
+                out.append(f"LAST WARNINGS of {' '.join(svc.args[:4])}:\n" + "\n".join(lines[-keep:]))
+        try:
+            r = self.redis()
+            try:
+                lag = {k.decode(): v.decode() for k, v in r.hgetall(f"{self.prefix}projector:lag").items()}
+            finally:
+                r.close()
+            out.append(f"PROJECTOR LAG: {dict(sorted(lag.items()))}")
+        except (redis_lib.RedisError, OSError) as exc:
+            out.append(f"PROJECTOR LAG: Redis does not answer ({exc})")
+        return "\n---\n".join(out)
+
     def tails(self, n: int = 15) -> str:
         return "\n---\n".join(f"{' '.join(s.args[:3])}:\n{s.tail(n)}" for s in self.live())
 
@@ -193,3 +228,27 @@ class FaultStack:
             except Exception:
                 pass
         stack.down(self.settings)
+
+
+def _stacks(svc: Service, wait_s: float = 5.0) -> str:
+    """The thread stacks a `croupier serve` process writes to its log on SIGUSR1."""
+    try:
+        start = svc.log_path.stat().st_size
+        svc.proc.send_signal(signal.SIGUSR1)
+    except OSError as exc:
+        return f"(no stacks: {exc})"
+    deadline = time.monotonic() + wait_s
+    text = ""
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        with open(svc.log_path, "rb") as f:
+            f.seek(start)
+            text = f.read().decode(errors="replace")
+        if "Current thread" in text:
+            time.sleep(0.3)  # the rest of the dump
+            with open(svc.log_path, "rb") as f:
+                f.seek(start)
+                text = f.read().decode(errors="replace")
+            break
+    dump = [line for line in text.splitlines() if line.startswith(("Thread 0x", "Current thread", "  File "))]
+    return "\n".join(dump[:120]) or "(no stacks written)"

@@ -75,7 +75,9 @@ async def scenario(stack: FaultStack, results_dir, name: str, fault, *, send_twi
                    "phase_seconds": {k: round(v - started, 1) for k, v in phases.items()},
                    "seconds": round(time.monotonic() - started, 1), "logs": str(stack.log_dir)}
         (results_dir / f"{name}.json").write_text(json.dumps(partial, indent=2, sort_keys=True) + "\n")
+        stack.broken = True
         print(f"\n{name} FAILED: {json.dumps(partial, indent=2, sort_keys=True)}")
+        print(f"\nthe stack at the failure of {name}:\n{await in_thread(stack.diagnose)}")
         raise
     finally:
         await load.close()
@@ -244,7 +246,7 @@ def test_no_secret_in_any_log_of_the_faults(fault_stack):
     outages: none of its logs holds the signing key or the operator token."""
     from fault_stack import OPERATOR_TOKEN
 
-    logs = sorted(fault_stack.log_dir.glob("*.log"))
+    logs = sorted(path for d in fault_stack.log_dirs for path in d.glob("*.log"))
     assert len(logs) >= len(fault_stack.games) * 2 + 2
     for path in logs:
         text = path.read_text(errors="replace")

@@ -122,6 +122,28 @@ def test_a_projector_waiting_for_kafka_stops_at_once_on_sigterm(no_kafka, tmp_pa
     assert '"before": "joining its group"' in projector.tail() and "Traceback" not in projector.tail()
 
 
+def test_sigusr1_makes_a_waiting_service_show_its_stacks_and_go_on(no_kafka, tmp_path):
+    """What an operator does with a service that is alive but does nothing (operations.md):
+    SIGUSR1 writes every thread's stack to its output, and the service goes on."""
+    _address, env = no_kafka
+    env["CROUPIER_KAFKA_CONNECT_TIMEOUT_S"] = "60"
+    projector = Service(["serve", "projector"], env, tmp_path / "projector.log")
+    try:
+        time.sleep(3)  # well into its wait for a broker
+        assert projector.alive(), projector.tail()
+        projector.proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + 10
+        while "most recent call first" not in projector.tail(400) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        dump = projector.tail(400)
+        time.sleep(1)
+        assert projector.alive(), dump
+    finally:
+        projector.stop(20)
+    assert "most recent call first" in dump and "in connect" in dump, dump
+    assert "Traceback" not in dump
+
+
 def test_a_rules_replica_serves_without_redis_and_publishes_its_partitions_once_redis_answers(kafka, tmp_path):
     """Redis carries only the routing table for a rules replica: it starts without it
     (taking its partitions and rebuilding from Kafka), and publishes itself once Redis is up."""

@@ -29,7 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _configure_logging() -> None:
     """Logging, the event loop's name checked, then the garbage collector (croupier.runtime):
     the last step before a service's loop starts, so that start-up's objects are frozen out
-    of collections."""
+    of collections. `kill -USR1 PID` then writes every thread's stack to the service's stderr:
+    what a service that is alive but does nothing is waiting on (docs/operations.md)."""
+    import faulthandler
+    import signal
+
     from croupier.config import ConfigError, LogSettings, event_loop
     from croupier.log import configure
     from croupier.runtime import tune_gc
@@ -38,6 +42,7 @@ def _configure_logging() -> None:
         configure(LogSettings.from_env(default_format="json"))
         event_loop()  # a bad CROUPIER_EVENT_LOOP is told here, before the service starts
         tune_gc()
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     except ConfigError as exc:
         print(f"croupier serve: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -15,6 +15,7 @@ import sys
 import uuid
 from typing import Any, TextIO
 
+from croupier.numbers import parse_int
 from croupier_gateway.bots import default_bot, play_seat
 from croupier_gateway.client import GatewayError, Update, connect
 
@@ -150,6 +151,7 @@ async def choose(update: Update, picker, rng, inp: TextIO, out: TextIO) -> Any:
         if answer.lower() == "v":
             print(json.dumps(update.view, indent=1, sort_keys=True), file=out)
             continue
-        if answer.isdigit() and 1 <= int(answer) <= len(update.actions):
-            return update.actions[int(answer) - 1]
+        picked = parse_int(answer)
+        if picked is not None and 1 <= picked <= len(update.actions):
+            return update.actions[picked - 1]
         print("pick a number from the list", file=out)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from croupier.numbers import parse_int
+
 PREFIX = "CROUPIER_"
 
 DEFAULT_KAFKA_PORT = 19092
@@ -57,10 +59,9 @@ class Env:
         value = self.raw(name)
         if value is None:
             return default
-        try:
-            number = int(value)
-        except ValueError:
-            raise self._fail(name, value, "an integer") from None
+        number = parse_int(value)
+        if number is None:
+            raise self._fail(name, value, "an integer")
         if (low is not None and number < low) or (high is not None and number > high):
             if high is None:
                 raise self._fail(name, value, f"an integer of at least {low}")
@@ -145,9 +146,10 @@ class GcSettings:
         parts = [p.strip() for p in raw.split(",")]
         if raw == "0":
             parts = ["0", "0", "0"]
-        if len(parts) != 3 or not all(p.isdigit() for p in parts) or any(int(p) > 10_000_000 for p in parts):
+        numbers = [parse_int(p) for p in parts]
+        if len(parts) != 3 or any(n is None or not 0 <= n <= 10_000_000 for n in numbers):
             raise env._fail("GC_THRESHOLD", raw, "three integers gen0,gen1,gen2 (e.g. 20000,20,20), or 0 for off")
-        return cls(threshold=(int(parts[0]), int(parts[1]), int(parts[2])), freeze=env.bool("GC_FREEZE", True))
+        return cls(threshold=(numbers[0], numbers[1], numbers[2]), freeze=env.bool("GC_FREEZE", True))
 
 
 EVENT_LOOPS = ("uvloop", "asyncio")

@@ -7,16 +7,16 @@ import argparse
 import math
 
 from croupier.engine import registry
+from croupier.numbers import parse_int
 
 MAX_PORT = 65535
 
 
 def port(text: str) -> int:
     """A port to listen on: 0..65535 (0: any free one)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port (a whole number 0..{MAX_PORT})") from None
+    value = parse_int(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (a whole number 0..{MAX_PORT})")
     if not 0 <= value <= MAX_PORT:
         raise argparse.ArgumentTypeError(f"a port is 0..{MAX_PORT} (0: any free one), not {value}")
     return value
@@ -25,7 +25,8 @@ def port(text: str) -> int:
 def address(text: str) -> str:
     """HOST:PORT of a service to dial: a host, and a port 1..65535."""
     host, sep, port_ = text.rpartition(":")
-    if not sep or not host or not port_.isdigit() or not 0 < int(port_) <= MAX_PORT:
+    number = parse_int(port_) if port_ == port_.strip() else None
+    if not sep or not host or number is None or not 0 < number <= MAX_PORT:
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT with a port 1..{MAX_PORT} "
                                          "(for example 127.0.0.1:18081)")
     return text
@@ -36,10 +37,9 @@ def whole(low: int, high: int | None = None, what: str = ""):
     what the upper bound is for."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        value = parse_int(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
         if value < low:
             raise argparse.ArgumentTypeError(f"must be {'at least 1' if low == 1 else f'{low} or more'}, not {value}")
         if high is not None and value > high:

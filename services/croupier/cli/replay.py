@@ -17,14 +17,14 @@ from croupier.engine.codec import loads
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import check_fork_point
+from croupier.numbers import parse_int
 
 
 def _seq(text: str) -> int:
     """A seq for --to and --at: an integer 1..2**62."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a seq (an integer from 1)") from None
+    value = parse_int(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seq (an integer from 1)")
     if not 1 <= value <= MAX_SEQ:
         raise argparse.ArgumentTypeError(f"a seq is 1..{MAX_SEQ}, not {value}")
     return value

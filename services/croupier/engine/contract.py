@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from croupier.numbers import parse_int
+
 # Kinds of rejection; the rules service maps them to gRPC status codes, the gateway to HTTP.
 MALFORMED = "malformed"  # the command cannot be understood (INVALID_ARGUMENT / 400)
 ILLEGAL = "illegal"  # understood, but the rules forbid it now (FAILED_PRECONDITION / 422)
@@ -198,11 +200,10 @@ class OptionSpec:
                 else:
                     raise Rejection("invalid_option", f"option {self.name}: {echo(raw)} is not a boolean", "malformed")
             elif kind is int:
-                try:
-                    value = int(text)
-                except ValueError:
+                value = parse_int(text)
+                if value is None:
                     raise Rejection("invalid_option", f"option {self.name}: {echo(raw)} is not an integer",
-                                    "malformed") from None
+                                    "malformed")
         if kind is int and isinstance(value, bool) or not isinstance(value, kind):
             raise Rejection(
                 "invalid_option", f"option {self.name}: expected {kind.__name__}, got {type(raw).__name__}", "malformed"

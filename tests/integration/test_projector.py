@@ -745,9 +745,11 @@ def _played_then_tail_lost(addr: str, redis_url: str, redis, prefix: str, seeds:
 
 
 @contextlib.contextmanager
-def _projector_in_a_thread(kafka: str, redis_url: str, prefix: str, tmp_path, services, *, check_redis: bool = True):
+def _projector_in_a_thread(kafka: str, redis_url: str, prefix: str, tmp_path, services, *, check_redis: bool = True,
+                           stall_s: int = 30):
     """A rules replica of GAME, and a projector running in this process (so a test can reach
     into it): yields (the replica's address, the projector)."""
+    import dataclasses
     import threading
 
     from croupier.projector.service import Projector
@@ -755,7 +757,8 @@ def _projector_in_a_thread(kafka: str, redis_url: str, prefix: str, tmp_path, se
     rules, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
     services.append(rules)
     wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[rules])
-    projector = Projector(settings_for(kafka, redis_url, prefix), games=[GAME])
+    settings = dataclasses.replace(settings_for(kafka, redis_url, prefix), stall_s=stall_s)
+    projector = Projector(settings, games=[GAME])
     projector.connect()
     if not check_redis:
         projector._check_redis = lambda consumer: False
@@ -767,6 +770,37 @@ def _projector_in_a_thread(kafka: str, redis_url: str, prefix: str, tmp_path, se
         projector.stop()
         thread.join(timeout=10)
         projector.redis.close()
+
+
+def _restarts(projector) -> float:
+    return sum(sample.value for metric in projector.metrics.collect() for sample in metric.samples
+               if sample.name == "croupier_projector_consumer_restarts_total")
+
+
+def test_a_partition_that_stands_still_behind_the_log_gets_a_new_consumer(kafka, redis_url, redis, prefix, services,
+                                                                         tmp_path):
+    """librdkafka can leave an assigned partition unfetched for good, with no error (after a
+    broker restart; librdkafka #5586): its games were never folded again, and tests/faults once
+    failed on it. A partition that stands still while the broker holds records past it makes
+    the projector leave the group and join again with a new consumer. Played here by pausing
+    the partitions, which stops their fetch the same way. Partitions that are idle, with
+    nothing past them, never do."""
+    with _projector_in_a_thread(kafka, redis_url, prefix, tmp_path, services, stall_s=2) as (addr, projector):
+        first = drive(addr, 2, 6, 150)
+        _wait_for_metas(redis, prefix, first)
+        wait_caught_up(redis_url, prefix)
+        time.sleep(6)  # idle, every partition asked about at least twice
+        assert _restarts(projector) == 0
+        stuck = projector.consumer
+        stuck.pause(stuck.assignment())
+        second = drive(addr, 3, 6, 160)
+        _wait_for_metas(redis, prefix, second, timeout_s=60)
+        assert _restarts(projector) >= 1 and projector.consumer is not stuck
+        wait_caught_up(redis_url, prefix)
+        _assert_projected(redis, kafka, prefix, first + second)
+        restarts = _restarts(projector)
+        time.sleep(6)  # idle again: the new consumer is left alone
+        assert _restarts(projector) == restarts
 
 
 def _wait_for_metas(redis, prefix: str, game_ids: list[str], timeout_s: float = 60) -> None:

@@ -71,6 +71,9 @@ class ProjectorSettings:
     metrics_port: int
     max_records: int
     kafka: KafkaSettings
+    # Seconds an assigned partition may stand still while the log has records past it before
+    # the consumer is made again (Projector._watch); 0: never.
+    stall_s: int = 30
 
     @classmethod
     def from_env(cls) -> "ProjectorSettings":
@@ -81,6 +84,7 @@ class ProjectorSettings:
             metrics_port=env_int("CROUPIER_PROJECTOR_METRICS_PORT", 0, 0),
             max_records=env_int("CROUPIER_PROJECTOR_MAX_RECORDS", 5000, 1),
             kafka=KafkaSettings.from_env(),
+            stall_s=env_int("CROUPIER_PROJECTOR_STALL_S", 30, 0),
         )
 
 
@@ -134,6 +138,11 @@ class Projector:
                                  "Records not folded: not an envelope of the partition's games, or of a stuck game",
                                  ["topic", "reason"], registry=self.metrics)
         self.m_lag = Gauge("croupier_projector_lag", "Records behind the end", ["topic", "partition"], registry=self.metrics)
+        self.m_restarts = Counter("croupier_projector_consumer_restarts",
+                                  "Consumers made again because a partition stood still behind the log's end",
+                                  registry=self.metrics)
+        # Per assigned partition: (its position, since when it has not moved), for _watch.
+        self._still: dict[tuple[str, int], tuple[int, float]] = {}
         self.consumer: Consumer | None = None
         self.epoch = 0
         # The epoch whose rewind the last assignment already made (its partitions were
@@ -292,6 +301,11 @@ class Projector:
                         if self._check_redis(consumer) or self._check_record(consumer):
                             continue
                         self._report_lag(consumer)
+                        stalled = self._watch(consumer, last_lag)
+                        if stalled:
+                            consumer = self._consumer_again(consumer, stalled)
+                            if consumer is None:
+                                return  # stopped while making it again
                     if time.monotonic() - last_sweep > SWEEP_EVERY_S:
                         last_sweep = time.monotonic()
                         swept = self.models.sweep(self.game_ids, int(time.time() * 1000))
@@ -301,18 +315,87 @@ class Projector:
                     # Redis is away (a restart, maybe without its data): wait, then fold
                     # again from the committed offsets; the writes are guarded by seq.
                     log.warning("redis_unavailable", error=str(exc))
+                    self._still.clear()  # nothing moves meanwhile, and that is not the consumer's fault
                     self._stop.wait(1.0)
                     self._fold_again(consumer)
                 except KafkaException as exc:
                     # The broker is away (a restart): librdkafka reconnects by itself; a
                     # batch folded but not committed is folded again harmlessly.
                     log.warning("kafka_unavailable", error=str(exc))
+                    self._still.clear()
                     self._stop.wait(1.0)
         finally:
             try:
-                consumer.close()  # leaves the group (revoking our partitions) at once
+                if consumer is not None:
+                    consumer.close()  # leaves the group (revoking our partitions) at once
             except Exception:
                 pass
+
+    def _watch(self, consumer: Consumer, now: float) -> list[str]:
+        """The assigned partitions that have stood still for stall_s while the broker holds
+        records past them. librdkafka has states in which an assigned partition is never
+        fetched again, with no error to the application (after a broker restart: a request of
+        its committed offset that met a stale coordinator, librdkafka issues #5586, #5153); its
+        games are then never folded, which is what tests/faults once met. A partition with
+        nothing new is only asked about once every stall_s."""
+        if not self.s.stall_s:
+            return []
+        try:
+            positions = consumer.position(consumer.assignment())
+        except KafkaException:
+            return []
+        still: dict[tuple[str, int], tuple[int, float]] = {}
+        suspects = []
+        for tp in positions:
+            key = (tp.topic, tp.partition)
+            last = self._still.get(key)
+            if last is None or last[0] != tp.offset:
+                still[key] = (tp.offset, now)
+            else:
+                still[key] = last
+                if now - last[1] >= self.s.stall_s:
+                    suspects.append(tp)
+        self._still = still
+        stalled = []
+        for tp in suspects:
+            key = (tp.topic, tp.partition)
+            # Where it stands: its position, or (never fetched since the assignment) where the
+            # assignment started it, Redis's record of offsets.
+            at = tp.offset if tp.offset >= 0 else self.recorded.get(key)
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=5,
+                                                           cached=False)
+            except KafkaException:
+                self._still[key] = (tp.offset, now)  # the broker does not answer: not a stall
+                continue
+            if high > max(at if at is not None else low, low):
+                stalled.append(f"{tp.topic}/{tp.partition}")
+            else:
+                self._still[key] = (tp.offset, now)  # nothing new there: ask again after stall_s
+        return stalled
+
+    def _consumer_again(self, consumer: Consumer, stalled: list[str]) -> Consumer | None:
+        """Leave the group and join it again with a new consumer: the new assignment starts
+        each partition where Redis's record of offsets says, as after any rebalance. None if
+        the projector was stopped meanwhile."""
+        log.warning("partitions_stalled", partitions=stalled, seconds=self.s.stall_s,
+                    action="the consumer is made again")
+        self.m_restarts.inc()
+        try:
+            consumer.close()
+        except Exception:  # noqa: BLE001 - a consumer in a bad state: the new one is what matters
+            pass
+        self.consumer = None
+        self._forget_all()
+        self.recorded.clear()
+        self._still.clear()
+        while not self._stop.is_set():
+            try:
+                return self.connect()
+            except Exception as exc:  # noqa: BLE001 - Kafka or Redis away: try again
+                log.warning("consumer_restart_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+                self._stop.wait(1.0)
+        return None
 
     def commit_offsets(self, batch: list[Message]) -> dict[tuple[str, int], int]:
         """Where each partition of the batch may be committed to: past its last record (its

@@ -435,7 +435,8 @@ class TableHost:
         if not isinstance(command, Tick) and type(command) not in self._game_commands:
             raise Rejection("not_an_action", f"{command.TYPE} is not a move of {spec.id}", MALFORMED)
         if not isinstance(command, Tick) and (command.seat is None or not 0 <= command.seat < state.seats):
-            raise Rejection("no_such_seat", f"seat {command.seat!r} is not at this table", FORBIDDEN)
+            raise Rejection("no_such_seat", f"seat {command.seat!r} is not at this table (0..{state.seats - 1})",
+                            MALFORMED)
         events = list(spec.decide(command, state.game, ctx))
         ending, game = self._ending(state.game, events)
         return events + ending, (None if ending else game)

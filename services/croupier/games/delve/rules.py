@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from croupier.engine.contract import (
-    FORBIDDEN,
     ILLEGAL,
     MALFORMED,
     Command,
@@ -255,7 +254,7 @@ def _check(st: State, cmd: Command) -> Problem | None:
     seat = cmd.seat
     if what == VOTE:
         if not (_is_int(seat) and 0 <= seat < st.seats):
-            return _no("no_such_seat", f"seat {seat!r} is not at this table", FORBIDDEN)
+            return _no("no_such_seat", f"seat {seat!r} is not at this table", MALFORMED)
         if st.players[seat].health <= 0:
             return _no("unconscious", "an unconscious adventurer does not vote")
     elif seat != actor:

@@ -397,3 +397,29 @@ def test_the_queue_cap_counts_callers_commands_not_the_timers(monkeypatch):
             await owner.stop("test")
 
     assert asyncio.run(main()).code == "partition_busy"
+
+
+@pytest.mark.parametrize("seats", [10**9, 0, True, "2"])
+def test_a_game_whose_first_event_claims_impossible_seats_is_refused_and_the_others_served(seats):
+    # A TableCreated the rules did not write (anything with access to the topic): before, its
+    # seat count was trusted, and a billion seats took the replica's memory on every rebuild
+    # of the partition. The projector checked it already; the engine's fold does now, for all.
+    import dataclasses
+
+    log = _logged_game(_host(), "a") + _logged_game(_host(), "b")
+    first = next(i for i, e in enumerate(log) if e.game_id == "a" and e.seq == 1)
+    log[first] = dataclasses.replace(log[first], payload={**log[first].payload, "seats": seats})
+
+    async def main():
+        owner = await _owner(log)
+        try:
+            with pytest.raises(Rejection) as refused:
+                await _answer(owner, "a", _a_legal_move(owner, "b"), "m1")
+            other = await _answer(owner, "b", _a_legal_move(owner, "b"), "m2")
+            return set(owner.games), refused.value, other
+        finally:
+            await owner.stop("test")
+
+    games, refused, other = asyncio.run(main())
+    assert games == {"b"} and not other.duplicate
+    assert refused.code == "game_unreadable" and "seats" in refused.message

@@ -571,6 +571,12 @@ class TableHost:
         if state is None:
             if not isinstance(event, TableCreated):
                 raise ValueError(f"a table's first event must be TableCreated, not {env.type}")
+            # The rules checked the table's size when they made the event; a record written to
+            # the topic by anything else is not trusted with it (a billion seats would take the
+            # memory of every reader that folds it: rules replicas, the projector, audits).
+            if type(event.seats) is not int or not self.spec.min_seats <= event.seats <= self.spec.max_seats:
+                raise ValueError(f"{str(event.seats)[:40]} seats: {self.spec.id} is for "
+                                 f"{self.spec.min_seats} to {self.spec.max_seats}")
             options = dict(event.options)
             state = TableState(
                 clock_ms=int(options.get(TURN_CLOCK_MS, 0)),

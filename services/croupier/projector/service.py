@@ -603,16 +603,6 @@ class Projector:
         log.error("game_stuck", game_id=gid, partition=f"{tp.topic}/{tp.partition}", offset=offset, reason=reason,
                   why=why, seq=env.seq if env is not None else None)
 
-    def _evolve(self, host: TableHost, state: TableState | None, env: Envelope) -> TableState:
-        if env.type == "TableCreated" and state is None:
-            # The table's size is trusted by the engine's evolve (the rules checked it when
-            # they made the event): a record of a billion seats would take the memory.
-            seats = env.payload.get("seats")
-            spec = host.spec
-            if type(seats) is not int or not spec.min_seats <= seats <= spec.max_seats:
-                raise ValueError(f"{_clip(repr(seats))} seats: {spec.id} is for {spec.min_seats} to {spec.max_seats}")
-        return host.evolve(state, env)
-
     def fold(self, consumer: Consumer | None, batch: list[Message]) -> int:
         """Fold one batch of records (in partition order); returns how many events were
         applied. The partitions it had to rewind to zero (a gap, or a write Redis refused)
@@ -677,7 +667,7 @@ class Projector:
                         shown, shown_at, shown_joins, rest = state, version, dict(joins) if joins else NO_JOINS, i
                     end = env.command_end
                 try:
-                    state = self._evolve(host, state, env)
+                    state = host.evolve(state, env)
                 except Exception as exc:  # noqa: BLE001 - any record the engine cannot fold
                     # An event this code cannot fold (an unknown type, a newer version, a
                     # payload of the wrong shape, a first event that is no TableCreated): the

@@ -356,23 +356,26 @@ class Projector:
                 if now - last[1] >= self.s.stall_s:
                     suspects.append(tp)
         self._still = still
-        stalled = []
-        for tp in suspects:
+        # A few a round (each is a request to the broker, and the loop folds nothing meanwhile):
+        # the others stay suspects and are asked about in the next rounds.
+        for tp in suspects[:WATCH_ASKS]:
             key = (tp.topic, tp.partition)
             # Where it stands: its position, or (never fetched since the assignment) where the
             # assignment started it, Redis's record of offsets.
             at = tp.offset if tp.offset >= 0 else self.recorded.get(key)
             try:
-                low, high = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=5,
+                low, high = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=2,
                                                            cached=False)
             except KafkaException:
-                self._still[key] = (tp.offset, now)  # the broker does not answer: not a stall
-                continue
+                # The broker does not answer: no stall of the consumer's own; none is asked
+                # about again before stall_s.
+                for other in suspects:
+                    self._still[(other.topic, other.partition)] = (other.offset, now)
+                return []
             if high > max(at if at is not None else low, low):
-                stalled.append(f"{tp.topic}/{tp.partition}")
-            else:
-                self._still[key] = (tp.offset, now)  # nothing new there: ask again after stall_s
-        return stalled
+                return [f"{tp.topic}/{tp.partition}"]
+            self._still[key] = (tp.offset, now)  # nothing new there: asked about again after stall_s
+        return []
 
     def _consumer_again(self, consumer: Consumer, stalled: list[str]) -> Consumer | None:
         """Leave the group and join it again with a new consumer: the new assignment starts
@@ -761,6 +764,7 @@ class Projector:
             pipe.execute()
 
 
+WATCH_ASKS = 4  # partitions _watch asks the broker about in one round, at most
 LAG_TTL_S = 30  # the lag readings of projectors that stopped reporting go away
 IDLE_WAIT_S = 0.2  # the longest a consume blocks when nothing is waiting (the stop flag's latency)
 

@@ -152,14 +152,15 @@ def test_hostile_records_are_skipped_and_the_other_games_of_the_partition_go_on(
     twice, twice_rest, _ = _game(7, 5)           # one record delivered twice
     aborted, aborted_rest, _ = _game(8, 5)       # a forged end in an aborted transaction
     stringy, stringy_rest, _ = _game(9, 5)       # an envelope whose seq is text
+    conflict, conflict_rest, _ = _game(10, 5)    # another event at a seq already folded
     journey_spec = registry.get("journey")
     journey = play_one(journey_spec, seats=2, seat_bots=["random"] * 2, options=journey_spec.parse_options({}), seed=3,
                        index=0, report=SelfplayReport(game="journey"), check_all_legal=False, max_steps=50).envelopes
 
-    for envs in (good, victim, other, unknown, newer, gapped, twice, aborted, stringy):
+    for envs in (good, victim, other, unknown, newer, gapped, twice, aborted, stringy, conflict):
         put_envs(envs)
     expected: dict[str, list] = {g[0].game_id: list(g) for g in (good, victim, other, unknown, newer, gapped, twice,
-                                                                  aborted, stringy)}
+                                                                  aborted, stringy, conflict)}
     # Records that are not envelopes.
     put(os.urandom(300), b"junk", "random bytes")
     put(b'{"hello": "world"}', b"junk", "json of the wrong shape")
@@ -194,6 +195,12 @@ def test_hostile_records_are_skipped_and_the_other_games_of_the_partition_go_on(
     # A record twice.
     put_envs(twice_rest[:1] + twice_rest[:1] + twice_rest[1:3])
     expected[twice[0].game_id] += twice_rest[:3]
+    # Another event at the last seq folded (a forged end in its place), then the real rest.
+    clash = _forged_end(host, conflict[:-1])[0]
+    assert clash.seq == conflict[-1].seq and clash.hash != conflict[-1].hash
+    put(encode_record(clash), clash.game_id.encode(), "another event at a seq already folded")
+    put_envs(conflict_rest[:3])
+    expected[conflict[0].game_id] += conflict_rest[:3]
     # An envelope with a seq of text, then the real one.
     wrong = dataclasses.replace(stringy_rest[0], seq=str(stringy_rest[0].seq))
     put(encode_record(wrong), wrong.game_id.encode(), "a seq that is text")
@@ -251,6 +258,7 @@ def test_hostile_records_are_skipped_and_the_other_games_of_the_partition_go_on(
         assert _skipped(p, "unfoldable") >= 2
         assert _skipped(p, "log_gap") >= 2
         assert _skipped(p, "game_stuck") >= 6
+        assert _skipped(p, "seq_conflict") >= 1
         # Each one logged with its partition and offset, and why.
         errors = [kw for level, _event, kw in projector_log.lines if level == "error"]
         assert errors and all("partition" in kw and "offset" in kw and "why" in kw for kw in errors), errors

@@ -650,6 +650,11 @@ class Projector:
             tp = where[gid]
             for i, (env, offset) in enumerate(records):
                 if env.seq <= version:
+                    if env.seq == version and state is not None and env.hash != state.last_hash:
+                        # Not a redelivery: another event at a seq already folded (a writer's bug,
+                        # or a record from outside the rules). The first stays; this is told.
+                        self.skip_record(tp.topic, tp.partition, offset, "seq_conflict",
+                                         f"seq {env.seq} was folded already from another event", env)
                     continue  # redelivered
                 if env.seq != version + 1:
                     rest = len(records)

@@ -599,11 +599,12 @@ class Gateway(OperatorDesk):
         check_game_id(game_id)
         seat = claims.seat if claims else None
         join = claims.join if claims else 0
-        snap = await self._snapshot(game_id, seat, join)
+        jti = claims.jti if claims else None
+        snap = await self._snapshot(game_id, seat, join, jti)
         if snap is None and (claims is not None or game_id in self._types):
             # Created or joined here a moment ago, not projected yet: wait for it a little.
             await self.wait_projected(game_id, 1, NEW_GAME_WAIT_S)
-            snap = await self._snapshot(game_id, seat, join)
+            snap = await self._snapshot(game_id, seat, join, jti)
         if snap is None:
             raise not_found("no_such_game", f"no game {game_id}")
         if claims is None:
@@ -614,7 +615,7 @@ class Gateway(OperatorDesk):
         with self.stream_slot(address):
             async with self.hub.watch(game_id) as watch:
                 while True:
-                    snap = await self._snapshot(game_id, seat, join) or snap
+                    snap = await self._snapshot(game_id, seat, join, jti) or snap
                     remaining = deadline - time.monotonic()
                     if snap.version >= min_version or remaining <= 0 or snap.status == "over":
                         return snap
@@ -658,12 +659,15 @@ class Gateway(OperatorDesk):
         if len(self._spectated) > SPECTATED_KEPT:
             self._spectated.popitem(last=False)
 
-    async def _snapshot(self, game_id: str, seat: int | None, join: int) -> Snapshot | None:
+    async def _snapshot(self, game_id: str, seat: int | None, join: int, jti: str | None = None) -> Snapshot | None:
         """reads.snapshot, with a token's join checked against the read models (the holders'
         record may still name a token whose seat another join has taken: a leave whose record
-        failed, a join not recorded yet)."""
+        failed, a join not recorded yet), and its jti against the holders' record, in the same
+        transaction as the view: a long poll or a stream's first read begun before its token
+        lost the seat (a fork's seat issued to another, which no join tells) reads again and
+        again, and must not be handed the new holder's view."""
         try:
-            return await self.reads.snapshot(game_id, seat, join)
+            return await self.reads.snapshot(game_id, seat, join, jti)
         except SeatTaken:
             raise unauthenticated("this token no longer holds its seat") from None
 
@@ -725,15 +729,16 @@ class Gateway(OperatorDesk):
         check_game_id(game_id)
         seat = claims.seat if claims else None
         join = claims.join if claims else 0
-        async with self.fanout.viewer(game_id, seat, from_version, claims.jti if claims else None, join) as viewer:
+        jti = claims.jti if claims else None
+        async with self.fanout.viewer(game_id, seat, from_version, jti, join) as viewer:
             # A table this gateway has just created or joined may not be projected yet.
             appear_by = time.monotonic() + (NEW_GAME_WAIT_S if claims or game_id in self._types else 0)
-            snap = await self._snapshot(game_id, seat, join)
+            snap = await self._snapshot(game_id, seat, join, jti)
             while snap is None:
                 if time.monotonic() >= appear_by:
                     raise not_found("no_such_game", f"no game {game_id}")
                 await viewer.wait(0.1)
-                snap = await self._snapshot(game_id, seat, join)
+                snap = await self._snapshot(game_id, seat, join, jti)
             if claims is None:
                 await self._check_spectator(game_id)
             if from_version > snap.version and snap.status == "over":

@@ -160,14 +160,20 @@ class ReadStore:
         value = await self.r.hget(self.k.meta(game_id), "version")
         return int(value) if value is not None else None
 
-    async def snapshot(self, game_id: str, seat: int | None, join: int = 0) -> Snapshot | None:
+    async def snapshot(self, game_id: str, seat: int | None, join: int = 0, jti: str | None = None) -> Snapshot | None:
         """The seat's (None: a spectator's) view. With `join`, the seq of the join a seat token
         was issued for: raises SeatTaken if the read models, at or after that join, name
-        another join (or a leave) as the seat's, read in the same transaction as the view."""
+        another join (or a leave) as the seat's, read in the same transaction as the view.
+        With `jti`, the token's id: raises SeatTaken too if the seat holders' record names
+        another token or a leave (a fork's seat given to another by an operator has no join
+        the read models could tell apart), read in the same transaction."""
         fields = [SPECTATOR] if seat is None else [str(seat), f"actions:{seat}"]
         joins = (seat,) if seat is not None and join else ()
-        version, status, values, _, joined = await self.views_and_holders(game_id, fields, (), joins)
+        seats = (seat,) if seat is not None and jti is not None else ()
+        version, status, values, held, joined = await self.views_and_holders(game_id, fields, seats, joins)
         if joins and not holds(version, joined[0], join):
+            raise SeatTaken(game_id, seat)
+        if seats and held[0] is not None and held[0] != jti:  # (no record at all proves nothing)
             raise SeatTaken(game_id, seat)
         if version is None or values[0] is None:
             return None

@@ -1,0 +1,65 @@
+"""A demanding player's review of seats and tokens: a token that lost its seat gets nothing
+more of that seat, whichever door it comes through, and a holder is never pushed out by a
+token that no longer holds the seat."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from croupier.projector.keys import Keys
+
+OP = {"authorization": "Bearer op-secret"}
+
+
+def bearer(token):
+    return {"authorization": f"Bearer {token}"}
+
+
+def seated(client, seats=2):
+    r = client.post("/v1/tables", json={"game_type": "pebbles", "seats": seats})
+    assert r.status_code == 201, r.text
+    gid = r.json()["game_id"]
+    tokens = []
+    for seat in range(seats):
+        r = client.post(f"/v1/tables/{gid}/seats/{seat}", json={"player": f"p{seat}"})
+        assert r.status_code == 201, r.text
+        tokens.append(r.json()["token"])
+    return gid, tokens
+
+
+def test_a_long_poll_of_a_token_whose_seat_was_given_to_another_gets_no_later_view(client, fake_stack):
+    """A fork's seat token (operator-issued, no join of its own) loses its seat when the
+    operator issues the seat again. A long poll it had open must not return the seat's view
+    after that (the new holder's cards): it was checked only when it began."""
+    _, _, sredis, _ = fake_stack
+    gid, _ = seated(client)
+    sredis.hset(Keys("").meta(gid), "origin", json.dumps({"game_id": "pebbles-0000000000000000", "seq": 3}))
+    alice = client.post(f"/v1/operator/games/{gid}/seats/0/token", headers=OP).json()["token"]
+    now = client.get(f"/v1/tables/{gid}/view", headers=bearer(alice)).json()["version"]
+    answer = {}
+
+    def poll():
+        answer["r"] = client.get(f"/v1/tables/{gid}/view", headers=bearer(alice),
+                                 params={"min_version": now + 1, "timeout_s": 5})
+
+    waiting = threading.Thread(target=poll)
+    waiting.start()
+    gw = client.app.state.holder["gw"]
+    for _ in range(200):
+        if gw.open_streams:
+            break
+        time.sleep(0.01)
+    assert gw.open_streams == 1
+    bob = client.post(f"/v1/operator/games/{gid}/seats/0/token", headers=OP).json()["token"]
+    # Alice is refused at once...
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(alice)).status_code == 401
+    # ...and Bob plays the seat: its next view is Bob's, not Alice's.
+    action = client.get(f"/v1/tables/{gid}/actions", headers=bearer(bob)).json()["actions"][0]
+    r = client.post(f"/v1/tables/{gid}/commands", json={"command_id": "b1", "action": action}, headers=bearer(bob))
+    assert r.status_code == 200, r.text
+    waiting.join()
+    r = answer["r"]
+    assert r.status_code == 401, f"the long poll of a token that lost its seat answered {r.status_code}: {r.text}"
+    assert r.json()["error"]["code"] == "unauthenticated"

@@ -73,7 +73,7 @@ class ProjectorSettings:
     kafka: KafkaSettings
     # Seconds an assigned partition may stand still while the log has records past it before
     # the consumer is made again (Projector._watch); 0: never.
-    stall_s: int = 30
+    stall_s: int = 60
 
     @classmethod
     def from_env(cls) -> "ProjectorSettings":
@@ -84,7 +84,7 @@ class ProjectorSettings:
             metrics_port=env_int("CROUPIER_PROJECTOR_METRICS_PORT", 0, 0),
             max_records=env_int("CROUPIER_PROJECTOR_MAX_RECORDS", 5000, 1),
             kafka=KafkaSettings.from_env(),
-            stall_s=env_int("CROUPIER_PROJECTOR_STALL_S", 30, 0),
+            stall_s=env_int("CROUPIER_PROJECTOR_STALL_S", 60, 0),
         )
 
 

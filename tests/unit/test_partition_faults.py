@@ -284,6 +284,13 @@ def test_a_game_whose_log_skips_a_seq_is_refused_not_played_on_from_before_the_g
     a_seqs = [e.seq for e in log if e.game_id == "a"]
     missing = a_seqs[1]
     log = [e for e in log if not (e.game_id == "a" and e.seq == missing)]
+    refused = _a_refused_and_b_served(log)
+    assert refused.code == "game_unreadable" and f"skips from seq {missing - 1} to {missing + 1}" in refused.message
+
+
+def _a_refused_and_b_served(log: list) -> Rejection:
+    """A partition owner of game a's and game b's log: a's command is refused (the rejection),
+    b's is served, and only b is in memory."""
 
     async def main():
         owner = await _owner(log)
@@ -297,7 +304,7 @@ def test_a_game_whose_log_skips_a_seq_is_refused_not_played_on_from_before_the_g
 
     games, refused, other = asyncio.run(main())
     assert games == {"b"} and not other.duplicate
-    assert refused.code == "game_unreadable" and f"skips from seq {missing - 1} to {missing + 1}" in refused.message
+    return refused
 
 
 def test_a_command_whose_caller_gave_up_before_it_was_decided_is_not_appended():
@@ -409,17 +416,5 @@ def test_a_game_whose_first_event_claims_impossible_seats_is_refused_and_the_oth
     log = _logged_game(_host(), "a") + _logged_game(_host(), "b")
     first = next(i for i, e in enumerate(log) if e.game_id == "a" and e.seq == 1)
     log[first] = dataclasses.replace(log[first], payload={**log[first].payload, "seats": seats})
-
-    async def main():
-        owner = await _owner(log)
-        try:
-            with pytest.raises(Rejection) as refused:
-                await _answer(owner, "a", _a_legal_move(owner, "b"), "m1")
-            other = await _answer(owner, "b", _a_legal_move(owner, "b"), "m2")
-            return set(owner.games), refused.value, other
-        finally:
-            await owner.stop("test")
-
-    games, refused, other = asyncio.run(main())
-    assert games == {"b"} and not other.duplicate
+    refused = _a_refused_and_b_served(log)
     assert refused.code == "game_unreadable" and "seats" in refused.message

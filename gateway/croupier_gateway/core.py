@@ -372,7 +372,14 @@ class Gateway(OperatorDesk):
         on (0: none, a fork's seat). `jti`: the holder's own id again (a renewal: the holder
         does not change, and its record is kept as long as the new token lives)."""
         token, claims = self.signer.issue(game_id, seat, self.s.token_ttl_s, jti=jti, join=join)
-        await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
+        if jti is None:
+            await self.reads.set_holder(game_id, seat, claims.jti, self.s.token_ttl_s)
+        elif not await self.reads.renew_holder(game_id, seat, jti, self.s.token_ttl_s):
+            # Left (and maybe taken by another) since the renewal checked the token: the
+            # record is the new holder's, and the renewal is refused like any request of a
+            # token that no longer holds its seat.
+            self.holders.forget(game_id)
+            raise unauthenticated("this token no longer holds its seat")
         self.holders.forget(game_id)
         return token, claims
 

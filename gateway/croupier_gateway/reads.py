@@ -261,6 +261,31 @@ class ReadStore:
         pipe.publish(self.k.feed(game_id), SEATS)
         await pipe.execute()
 
+    async def renew_holder(self, game_id: str, seat: int, jti: str, ttl_s: int) -> bool:
+        """set_holder for a renewal: the record keeps `jti` for ttl_s more, only if it still
+        names `jti` (or nothing: Redis lost it, and the read models vouched for the token);
+        False, and nothing written, if it names another token or a leave. Read and written
+        under WATCH: a leave and another player's join landing between a renewal's check of
+        its token and this write were overwritten by it, the new holder refused for good."""
+        key = self.seats_key(game_id)
+        async with self.r.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(key)
+                    current = await pipe.hget(key, str(seat))
+                    if current is not None and _text(current) != jti:
+                        await pipe.unwatch()
+                        return False
+                    pipe.multi()
+                    pipe.hset(key, str(seat), jti)
+                    pipe.expire(key, ttl_s, gt=True)
+                    pipe.expire(key, ttl_s, nx=True)
+                    pipe.publish(self.k.feed(game_id), SEATS)
+                    await pipe.execute()
+                    return True
+                except WatchError:
+                    continue
+
     async def holder(self, game_id: str, seat: int) -> str | None:
         """The jti holding the seat; after a leave, a record is_left() tells (left_by() names
         the jti that left and the version of its leave); None when nothing is recorded."""

@@ -63,3 +63,33 @@ def test_a_long_poll_of_a_token_whose_seat_was_given_to_another_gets_no_later_vi
     r = answer["r"]
     assert r.status_code == 401, f"the long poll of a token that lost its seat answered {r.status_code}: {r.text}"
     assert r.json()["error"]["code"] == "unauthenticated"
+
+
+def test_a_renewal_racing_a_leave_and_another_join_does_not_take_the_seat_from_its_new_holder(client):
+    """A renewal checks its token, then writes the seat's holder record again. A leave of
+    that token (its player's other device) and another player's join landing in between
+    (through any gateway) were overwritten by it: the new holder's token was refused for good
+    (and the renewed one too, the read models naming the new join), a seat held by nobody."""
+    r = client.post("/v1/tables", json={"game_type": "pebbles", "seats": 3})
+    gid = r.json()["game_id"]
+    alice = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice"}).json()["token"]
+    gw = client.app.state.holder["gw"]
+    original = gw.reads.holder_and_join
+    bob = {}
+
+    async def holder_and_join(game_id, seat):
+        found = await original(game_id, seat)
+        if not bob:  # the renewal's check of its token: the leave and the join land right after it
+            bob["leaving"] = True
+            await gw.leave(alice, gid, 0)
+            bob["token"] = (await gw.join(gid, 0, player="bob"))["token"]
+        return found
+
+    gw.reads.holder_and_join = holder_and_join
+    renewed = client.post(f"/v1/tables/{gid}/seats/0/renew", headers=bearer(alice))
+    gw.reads.holder_and_join = original
+    assert "token" in bob
+    r = client.get(f"/v1/tables/{gid}/view", headers=bearer(bob["token"]))
+    assert r.status_code == 200, f"the seat's new holder is refused after a renewal raced its join: {r.text}"
+    assert renewed.status_code == 401, renewed.text
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(alice)).status_code == 401

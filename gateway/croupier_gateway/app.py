@@ -57,8 +57,8 @@ def bearer(request: Request) -> str | None:
 
 def error_response(exc: ApiError) -> JSONResponse:
     headers = {}
-    if exc.retry_after_s is not None:
-        headers["Retry-After"] = str(max(1, int(exc.retry_after_s + 0.999)))
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
     if exc.kind == "unauthenticated":
         headers["WWW-Authenticate"] = "Bearer"
     return JSONResponse(exc.body(), status_code=exc.http_status, headers=headers)

@@ -50,6 +50,14 @@ class ApiError(Exception):
         return KINDS[self.kind][0]
 
     @property
+    def retry_after(self) -> int | None:
+        """Whole seconds to wait before a retry (HTTP's Retry-After, a WebSocket refusal's
+        `retry_after_s`, gRPC's `retry-after` trailing metadata); None: not said."""
+        if self.retry_after_s is None:
+            return None
+        return max(1, int(self.retry_after_s + 0.999))
+
+    @property
     def grpc_status(self) -> grpc.StatusCode:
         return KINDS[self.kind][1]
 

@@ -257,8 +257,13 @@ def _rejection(exc: ApiError) -> events_pb2.Rejection:
                                 code=exc.code, message=exc.message)
 
 
-def _rejection_metadata(exc: ApiError) -> tuple[tuple[str, bytes], ...]:
-    return ((REJECTION_METADATA, _rejection(exc).SerializeToString()),)
+def _rejection_metadata(exc: ApiError) -> tuple[tuple[str, Any], ...]:
+    """The Rejection, and for a refusal that says when to retry (rate limited, stream caps,
+    a store or partition away) `retry-after` in whole seconds, as HTTP's header."""
+    metadata: tuple[tuple[str, Any], ...] = ((REJECTION_METADATA, _rejection(exc).SerializeToString()),)
+    if exc.retry_after is not None:
+        metadata += (("retry-after", str(exc.retry_after)),)
+    return metadata
 
 
 def _unary(gw: Gateway, name: str, fn: Callable) -> Callable:

@@ -11,7 +11,8 @@ game's version, the stream waits for the versions above it.
 The seat token comes as the `token` query parameter, an `Authorization: Bearer` header, or a
 first message {"token": "..."} (send {} to watch as a spectator without waiting); with none
 of them within CROUPIER_GATEWAY_WS_AUTH_WAIT_S the stream is a spectator's.
-Refusals send {"error": {...}} and close with 4000 + the HTTP status (4400, 4401, 4404...).
+Refusals send {"error": {...}} and close with 4000 + the HTTP status (4400, 4401, 4404...);
+a retryable one (4429, 4503) says when to come back in `retry_after_s`, as HTTP's Retry-After.
 """
 
 from __future__ import annotations
@@ -60,8 +61,12 @@ def register(app: FastAPI, gw: Any) -> None:
         except (ApiError, RedisError) as exc:
             if isinstance(exc, RedisError):
                 exc = store_unavailable()
+            body = exc.body()
+            if exc.retry_after is not None:
+                # What HTTP says in Retry-After: a refusal sent after the upgrade has no header.
+                body["error"]["retry_after_s"] = exc.retry_after
             with contextlib.suppress(Exception):
-                await websocket.send_text(json.dumps(exc.body()))
+                await websocket.send_text(json.dumps(body))
             await _close(websocket, WS_CLOSE_BASE + exc.http_status)
         except WebSocketDisconnect:
             pass

@@ -487,11 +487,32 @@ class Gateway(OperatorDesk):
                 raise ApiError("conflict", "join_undone",
                                f"this join of seat {seat} was undone by a leave (the seat is free or someone else's "
                                "now); join again with a new command_id")
+            # The rules service answers a join's command_id seen before whatever that join
+            # carries (the comparison of a join's retry is the gateway's): a retry is the same
+            # player or bot again. Else anyone sending that id (a client that makes ids as
+            # another does) got the seat with a new token, and its holder's hidden cards.
+            await self._same_join(game_id, seat, player, bot or None)
         token, claims = await self._grant_joined(game_id, seat, joined, cid)
         if not response.result.duplicate:  # (a duplicate's projection was confirmed above)
             await self.wait_projected(game_id, version)
         log.info("seat_joined", game_id=game_id, seat=seat)
         return {"game_id": game_id, "seat": seat, "token": token, "expires_at": claims.exp, "version": version}
+
+    async def _same_join(self, game_id: str, seat: int, player: str, bot: str | None) -> None:
+        """Refuses (409 command_id_reused) a join answered as a duplicate whose player or bot
+        is not the seat's, as the read models name them (projected at the join's version)."""
+        meta = await self.reads.meta(game_id) or {}
+        try:
+            seated = json.loads(meta.get("players") or "null")[seat]
+        except (ValueError, TypeError, IndexError, KeyError):
+            seated = None
+        if not isinstance(seated, dict):
+            raise ApiError("unavailable", "seats_restoring", "this table's seats are being restored; retry shortly",
+                           retry_after_s=1.0)
+        if (seated.get("player") or "") != player or (seated.get("bot") or None) != bot:
+            raise ApiError("conflict", "command_id_reused",
+                           f"this command_id already joined seat {seat} for another player; a join of your own "
+                           "needs a new command_id")
 
     async def renew_seat(self, token: str | None, game_id: str, seat: Any) -> dict[str, Any]:
         """A new token for the seat this (still valid) token holds, a full lifetime from now,

@@ -560,6 +560,13 @@ class Gateway(OperatorDesk):
                                              command_id=f"leave:{seat}:{cid}")
         response = await self._call(game_type, game_id, "LeaveSeat", request)
         version = int(response.result.version)
+        if response.result.duplicate and version <= claims.join:
+            # The command_id's leave came before this token's join: an earlier holder's leave
+            # of the seat with the same id (ids are namespaced by seat, not by holder), and
+            # nothing was done now. Marked, it would unseat a player the log still seats.
+            raise ApiError("conflict", "command_id_reused",
+                           f"this command_id was the leave of an earlier holder of seat {seat}; you still hold "
+                           "the seat: leave with a new command_id")
         await self._mark_left(game_id, seat, claims.jti, version)
         await self.wait_projected(game_id, version)
         return {"game_id": game_id, "seat": seat, "version": version, "duplicate": bool(response.result.duplicate)}

@@ -117,3 +117,25 @@ def test_a_join_command_id_sent_again_by_another_player_does_not_take_the_seat(c
     again = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": "join-1"})
     assert again.status_code == 201, again.text
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(again.json()["token"])).json()["seat"] == 0
+
+
+def test_a_leave_whose_command_id_an_earlier_holders_leave_used_does_not_unseat_its_sender(client):
+    """Command ids are namespaced by seat, not by holder: a leave of seat 0 with the
+    command_id an earlier holder's leave of seat 0 used is answered by the rules service as
+    that leave's duplicate, and nothing is done. The gateway took that answer for this
+    token's leave: it marked the seat left by it, so the player, still seated in the log,
+    could neither play nor leave, nor could anyone join that seat."""
+    r = client.post("/v1/tables", json={"game_type": "pebbles", "seats": 3})
+    gid = r.json()["game_id"]
+    alice = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice"}).json()["token"]
+    r = client.request("DELETE", f"/v1/tables/{gid}/seats/0", json={"command_id": "leave-1"}, headers=bearer(alice))
+    assert r.status_code == 200, r.text
+    bob = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "bob"}).json()["token"]
+    r = client.request("DELETE", f"/v1/tables/{gid}/seats/0", json={"command_id": "leave-1"}, headers=bearer(bob))
+    assert r.status_code == 409, f"bob's leave was answered as alice's: {r.text}"
+    assert r.json()["error"]["code"] == "command_id_reused"
+    # Bob still holds the seat, and can leave it with an id of his own.
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(bob)).status_code == 200
+    r = client.request("DELETE", f"/v1/tables/{gid}/seats/0", json={"command_id": "leave-2"}, headers=bearer(bob))
+    assert r.status_code == 200 and not r.json()["duplicate"], r.text
+    assert client.post(f"/v1/tables/{gid}/seats/0", json={"player": "carol"}).status_code == 201

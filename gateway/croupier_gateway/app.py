@@ -28,7 +28,7 @@ from croupier_gateway.core import Gateway
 from croupier_gateway.errors import ApiError, store_unavailable
 from croupier_gateway.routing import Router
 from croupier_gateway.settings import GatewaySettings
-from croupier_gateway.validation import GAME_ID_RE, MAX_OFFSET
+from croupier_gateway.validation import GAME_ID_RE, MAX_OFFSET, bearer_token
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -48,11 +48,9 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
-    return None
+    """The request's token (Authorization: Bearer <token>); a header in another form is a
+    401 (validation.bearer_token)."""
+    return bearer_token(request.headers.get("authorization"))
 
 
 def error_response(exc: ApiError) -> JSONResponse:

@@ -30,6 +30,7 @@ from croupier.tagged import answer_each
 from croupier.v1 import events_pb2, gateway_pb2
 from croupier_gateway.core import Gateway
 from croupier_gateway.errors import ApiError, bad_request, store_unavailable
+from croupier_gateway.validation import bearer_token
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -62,11 +63,11 @@ def _safe_deserializer(cls: type) -> Callable[[bytes], Any]:
 
 
 def _token(context: grpc.aio.ServicerContext) -> str | None:
+    """The call's token (`authorization: Bearer <token>` metadata); another form is
+    UNAUTHENTICATED (validation.bearer_token), not a call without a token."""
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str):
-            scheme, _, rest = value.partition(" ")
-            if scheme.lower() == "bearer" and rest.strip():
-                return rest.strip()
+            return bearer_token(value)
     return None
 
 

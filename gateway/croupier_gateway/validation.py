@@ -7,7 +7,7 @@ import re
 import secrets
 from typing import Any
 
-from croupier_gateway.errors import bad_request
+from croupier_gateway.errors import bad_request, unauthenticated
 
 GAME_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 COMMAND_ID_MAX = 100
@@ -100,3 +100,25 @@ def option_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+# Schemes of an Authorization header that are not ours and are left alone (a proxy's).
+FOREIGN_AUTH_SCHEMES = ("basic",)
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an Authorization header (HTTP, WebSocket, gRPC metadata): `Bearer <token>`
+    (the scheme in any case); None without one, or with a proxy's Basic credentials. Any
+    other form (the bare token, another scheme, Bearer without a token) is a 401: taken for
+    no token, as before, it served a seat's client a spectator's view without a word."""
+    if header is None:
+        return None
+    header = header.strip()
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    if scheme.lower() in FOREIGN_AUTH_SCHEMES:
+        return None
+    raise unauthenticated("the Authorization header is `Bearer <token>`")

@@ -29,7 +29,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from croupier_gateway.errors import WS_CLOSE_BASE, ApiError, bad_request, store_unavailable
 from croupier_gateway.reads import Snapshot
-from croupier_gateway.validation import check_game_id
+from croupier_gateway.validation import bearer_token, check_game_id
 
 log = structlog.get_logger("croupier.gateway")
 
@@ -73,8 +73,7 @@ def register(app: FastAPI, gw: Any) -> None:
 
 
 def _bearer(websocket: WebSocket) -> str | None:
-    scheme, _, value = websocket.headers.get("authorization", "").partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
+    return bearer_token(websocket.headers.get("authorization"))
 
 
 async def _first_message_token(websocket: WebSocket, wait_s: float) -> str | None:

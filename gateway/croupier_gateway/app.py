@@ -258,6 +258,15 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
             return error_response(ApiError("malformed", "invalid_json",
                                            f"the body is not JSON (at character {offset}): {message}", field="body"))
         field = _field(first.get("loc", ()))
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if field == "body" and first.get("type") == "model_attributes_type" and not (
+                content_type == "application/json" or content_type.endswith("+json")):
+            # FastAPI reads a body as JSON only when it says it is: `curl -d '{...}'` sends
+            # application/x-www-form-urlencoded, and its valid JSON was refused in words that
+            # did not say what to change.
+            return error_response(ApiError("malformed", "invalid_content_type",
+                                           "a body is JSON, sent with Content-Type: application/json (this one came "
+                                           f"as {content_type[:60] or 'no content type'})", field="body"))
         if first.get("type") == "extra_forbidden":
             # The field is the client's own name (any text, any length): not made into a code,
             # which is one of ours, and not echoed at length.

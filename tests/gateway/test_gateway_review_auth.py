@@ -71,3 +71,21 @@ def test_a_grpc_call_with_a_token_without_bearer_is_refused(fake_stack):
     assert exc.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
+
+
+def test_a_json_body_sent_without_its_content_type_is_told_so(client):
+    """`curl -d '{...}'` sends application/x-www-form-urlencoded: the body, valid JSON, was
+    refused with FastAPI's "Input should be a valid dictionary or object to extract fields
+    from", which does not say what to change."""
+    for content_type in (None, "application/x-www-form-urlencoded", "text/plain"):
+        headers = {"content-type": content_type} if content_type else {}
+        r = client.post("/v1/tables", content=b'{"game_type": "pebbles"}', headers=headers)
+        assert r.status_code == 400, r.text
+        error = r.json()["error"]
+        assert error["code"] == "invalid_content_type" and "application/json" in error["message"], error
+    ok = client.post("/v1/tables", content=b'{"game_type": "pebbles"}',
+                     headers={"content-type": "application/json; charset=utf-8"})
+    assert ok.status_code == 201, ok.text
+    # A join needs no body, whatever its content type says.
+    gid = ok.json()["game_id"]
+    assert client.post(f"/v1/tables/{gid}/seats/0", headers={"content-type": "text/plain"}).status_code == 201

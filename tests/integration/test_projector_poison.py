@@ -404,3 +404,55 @@ def test_a_game_s_records_in_another_partition_than_its_id_hashes_to_are_skipped
         assert not redis.exists(keys.meta(misplaced[0].game_id))
     finally:
         _stop(running)
+
+
+def test_a_gap_far_into_a_large_partition_sticks_its_game_after_one_rewind(kafka, redis_url, redis, prefix,
+                                                                          projector_log):
+    """A gap makes the projector read its partition again from the start, once; met again at
+    the same offset, the game is stuck (log_gap). When the read from the start took more than
+    one batch, its first commit took Redis's record of offsets (which the rewind had dropped
+    from what it knew) for a record that moved, folded again from it, which undid the rewind
+    and forgot the gap: gap, rewind, offsets_record_moved, about once a second, for ever, and
+    the partition never committed again."""
+    from confluent_kafka import Producer
+
+    settings = dataclasses.replace(_settings(kafka, redis_url, prefix), max_records=100)
+    topic = settings.kafka.topic(GAME)
+    ensure_topic(settings.kafka, topic)
+    keys = Keys(prefix)
+    host = TableHost(registry.get(GAME))
+    games = [_game(40 + i, 20) for i in range(8)]
+    producer = Producer({"bootstrap.servers": kafka})
+    for envs, rest, _ in games:
+        for e in envs + rest:
+            producer.produce(topic, encode_record(e), e.game_id.encode(), 0)
+    victim = games[-1][0] + games[-1][1]
+    ahead = dataclasses.replace(victim[-1], seq=victim[-1].seq + 5, hash="ab" * 32)
+    producer.produce(topic, encode_record(ahead), ahead.game_id.encode(), 0)
+    assert producer.flush(30) == 0
+    records = sum(len(envs) + len(rest) for envs, rest, _ in games) + 1
+    assert records > 3 * settings.max_records, records
+
+    running = _Running(Projector(settings, games=[GAME]))
+    running.projector.connect()
+    running.thread.start()
+    try:
+        p = running.projector
+        deadline = time.monotonic() + 90
+        while _skipped(p, "log_gap") < 1 and time.monotonic() < deadline and running.thread.is_alive():
+            time.sleep(0.3)
+        assert _skipped(p, "log_gap") == 1, _skipped(p, "log_gap")
+        moved = [kw for _level, event, kw in projector_log.lines if event == "offsets_record_moved"]
+        rewinds = [kw for _level, event, kw in projector_log.lines if event == "rewound"]
+        assert not moved, moved[:3]
+        assert len(rewinds) == 1, rewinds
+        # The whole partition is committed, and every game shows its log.
+        deadline = time.monotonic() + 30
+        while int(redis.hget(keys.offsets(), f"{topic}/0") or 0) < records and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert int(redis.hget(keys.offsets(), f"{topic}/0") or 0) >= records
+        for envs, rest, _ in games:
+            state = host.fold(envs + rest)
+            assert _version(redis, keys, state.game_id) == str(state.version)
+    finally:
+        _stop(running)

@@ -155,11 +155,16 @@ class Projector:
         self.recorded: dict[tuple[str, int], int | None] = {}
         self._record = self.redis.register_script(RECORD_OFFSETS)
 
-    def forget(self, partitions, *, keep_gaps: bool = False) -> None:
+    def forget(self, partitions, *, rewinding: bool = False) -> None:
+        """Drop what is cached of the partitions' games: partitions given up, or (rewinding)
+        partitions still held and read again from their start. A rewind keeps the gaps it
+        reads again for, and Redis's record of offsets as known: that record has not moved,
+        and the rewind's first commit expects it (forgotten, the commit took it for a record
+        that moved, folded again from it, and so undid the rewind, for ever)."""
         gone = {TopicPartition(tp.topic, tp.partition) for tp in partitions}
-        for tp in gone:
-            self.recorded.pop((tp.topic, tp.partition), None)
-        if not keep_gaps:
+        if not rewinding:
+            for tp in gone:
+                self.recorded.pop((tp.topic, tp.partition), None)
             names = {(tp.topic, tp.partition) for tp in gone}
             for key in [k for k in self.gaps if k[:2] in names]:
                 del self.gaps[key]
@@ -719,7 +724,7 @@ class Projector:
                     self.partition_of[f.game_id] = where[f.game_id]
         self.rewound = rewind
         if rewind and consumer is not None:
-            self.forget(rewind, keep_gaps=True)
+            self.forget(rewind, rewinding=True)
             for tp in rewind:
                 try:
                     # Being fetched (its records are in this batch), so librdkafka can seek it.

@@ -418,3 +418,30 @@ def test_a_game_whose_first_event_claims_impossible_seats_is_refused_and_the_oth
     log[first] = dataclasses.replace(log[first], payload={**log[first].payload, "seats": seats})
     refused = _a_refused_and_b_served(log)
     assert refused.code == "game_unreadable" and "seats" in refused.message
+
+
+def test_a_second_event_at_a_seq_already_folded_is_told_and_the_first_kept():
+    # Before, a rebuild passed over it as a redelivery, in silence (the projector now tells it
+    # too: seq_conflict); the game is served from the first, as the projector shows it.
+    import dataclasses
+
+    log = _logged_game(_host(), "a") + _logged_game(_host(), "b")
+    last_a = max((e for e in log if e.game_id == "a"), key=lambda e: e.seq)
+    log.append(dataclasses.replace(last_a, hash="ab" * 32, payload={**last_a.payload}))
+    log.append(last_a)  # and a true redelivery, which is not told
+
+    async def main():
+        with capture_logs() as logs:
+            owner = await _owner(log)
+        try:
+            version = owner.games["a"].state.version
+            last_hash = owner.games["a"].state.last_hash
+            served = await _answer(owner, "a", _a_legal_move(owner, "a"), "m1")
+            return version, last_hash, served, logs
+        finally:
+            await owner.stop("test")
+
+    version, last_hash, served, logs = asyncio.run(main())
+    assert (version, last_hash) == (last_a.seq, last_a.hash) and not served.duplicate
+    conflicts = [e for e in logs if e["event"] == "seq_conflict"]
+    assert [(e["game_id"], e["seq"]) for e in conflicts] == [("a", last_a.seq)]

@@ -39,7 +39,7 @@ from croupier.engine.table import (
 from croupier.rules.forgotten import IdFilter
 from croupier.rules.pace import CommitPace
 from croupier.rules.snapshot import Snapshot, SnapshotStore, compress, encode_between
-from croupier.rules.store import RecordTooLarge, WriterFenced, encode_record, record_fits
+from croupier.rules.store import RecordTooLarge, WriterFenced, clip_text, encode_record, record_fits
 
 log = structlog.get_logger("croupier.rules")
 
@@ -368,6 +368,12 @@ class PartitionOwner:
             slot = self.games[env.game_id] = Slot(state=state)
         else:
             if env.seq <= slot.state.version:
+                if env.seq == slot.state.version and env.hash != slot.state.last_hash:
+                    # Not a redelivery: another event at a seq already folded (a writer's bug,
+                    # or a record from outside the rules). The first stays, as the projector
+                    # keeps it; `croupier audit` of the game names the fault.
+                    log.error("seq_conflict", game_id=env.game_id, seq=env.seq, type=clip_text(env.type),
+                              why="a second event at a seq already folded")
                 return  # already folded (a partition we held before)
             if env.seq != slot.state.version + 1:
                 # A command decided on the state before the gap would append a seq the log

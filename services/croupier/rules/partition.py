@@ -243,6 +243,10 @@ class PartitionOwner:
         self._task: asyncio.Task | None = None
         self._timer_task: asyncio.Task | None = None
         self._deadlines: dict[str, int] = {}
+        # The version at which each game's Tick was last refused by its rules: a table's own
+        # deadline (its turn clock, its game's) is tried before its idle end, which comes only
+        # when there is none, or when the Tick sent at this version was refused.
+        self._ticked: dict[str, int] = {}
         self._heap: list[tuple[int, str]] = []
         self._wake = asyncio.Event()
         self._on_committed = on_committed
@@ -444,6 +448,7 @@ class PartitionOwner:
             self.retired[game_id] = (slot.state.version, tuple((cid, *result) for cid, result in recent),
                                      slot.state.last_time)
             self._deadlines.pop(game_id, None)
+            self._ticked.pop(game_id, None)
             retired += 1
         return retired
 
@@ -570,6 +575,7 @@ class PartitionOwner:
                 if self.status != LOST:
                     self.drop_all()
                     self._deadlines.clear()
+                    self._ticked.clear()
                     try:
                         await self._recover(loop)
                     except Exception:
@@ -748,15 +754,33 @@ class PartitionOwner:
 
     # -- timers: deadlines recorded in state fire as Tick commands ---------------------
 
-    def _idle_due(self, state: TableState) -> int | None:
-        """When a table not over is ended as abandoned (None: never)."""
+    def _idle_due(self, state: TableState, deadline: int | None = None) -> int | None:
+        """When a table not over is ended as abandoned (None: never). `deadline`: the table's
+        own (its turn clock's or its game's, host.deadline), which goes first: a table with a
+        turn clock moves by itself, and its clock ends it once its seats stopped playing.
+        Before, a clock due with the idle end (a day's clock, MAX_TURN_CLOCK_MS, at the default
+        idle limit of a day) or after it never ran out: the table was ended as abandoned."""
         if state.status == OVER:
             return None
         if self._clock_idle(state):
             return state.last_time  # now
         if self._idle_ms is None:
             return None
-        return state.last_time + self._idle_ms
+        idle = state.last_time + self._idle_ms
+        return idle if deadline is None else max(idle, deadline)
+
+    def _deadline(self, game_id: str, state: TableState) -> int | None:
+        """The table's own deadline (host.deadline), None when the game's code fails on it."""
+        try:
+            return self.host.deadline(state)
+        except Exception:
+            # The game's own code (its deadline), called for a state already committed, or
+            # read back from the log: were it to raise here, the commit's answer, the
+            # partition's start or its recovery would fail with it, over and over, and every
+            # game of the partition would go unserved. This game only goes without its
+            # game's timer (its idle end, the platform's own, still applies).
+            log.exception("deadline_failed", partition=self.partition, game_id=game_id, version=state.version)
+            return None
 
     @staticmethod
     def _clock_idle(state: TableState) -> bool:
@@ -768,21 +792,13 @@ class PartitionOwner:
                 and state.idle_moves >= CLOCK_IDLE_MOVES_PER_SEAT * state.seats)
 
     def _schedule(self, game_id: str, state) -> None:
-        try:
-            due = self.host.deadline(state)
-        except Exception:
-            # The game's own code (its deadline), called for a state already committed, or
-            # read back from the log: were it to raise here, the commit's answer, the
-            # partition's start or its recovery would fail with it, over and over, and every
-            # game of the partition would go unserved. This game only goes without its
-            # game's timer (its idle end, the platform's own, still applies).
-            log.exception("deadline_failed", partition=self.partition, game_id=game_id, version=state.version)
-            due = None
-        idle = self._idle_due(state)
+        due = self._deadline(game_id, state)
+        idle = self._idle_due(state, due)
         if idle is not None:
             due = idle if due is None else min(due, idle)
         if due is None:
             self._deadlines.pop(game_id, None)
+            self._ticked.pop(game_id, None)
             return
         if self._deadlines.get(game_id) != due:
             self._deadlines[game_id] = due
@@ -827,9 +843,12 @@ class PartitionOwner:
             future.add_done_callback(lambda f: f.exception())  # a refused Tick is fine
             now = int(time.time() * 1000)
             state = slot.state
-            idle = self._idle_due(state)
-            if idle is not None and now >= idle:
-                # Abandoned: nothing happened at this table for idle_end_after_s, or only its
+            deadline = self._deadline(game_id, state) if self._idle_ms is not None else None
+            idle = self._idle_due(state, deadline)
+            if idle is not None and now >= idle and (
+                    deadline is None or self._clock_idle(state) or self._ticked.get(game_id) == state.version):
+                # Abandoned: nothing happened at this table for idle_end_after_s (and its own
+                # deadline, if any, was tried at this version and did not move it), or only its
                 # clock moved. At this version only: a seat's move that gets in first keeps it.
                 if self._clock_idle(state):
                     reason = f"abandoned: the turn clock made {state.idle_moves} moves in a row"
@@ -838,7 +857,17 @@ class PartitionOwner:
                 self._queue.put_nowait(
                     Pending(game_id, ForceEnd(reason=reason), f"{IDLE_ID}{state.version}", state.version, future))
                 continue
+            future.add_done_callback(lambda f, g=game_id, v=state.version: self._tick_answered(g, v, f))
             self._queue.put_nowait(Pending(game_id, Tick(now=now), f"{TICK_ID}{state.version}:{due}", None, future))
+
+    def _tick_answered(self, game_id: str, version: int, future: asyncio.Future) -> None:
+        """A Tick the rules refused (not one that failed to reach them: its append failed, the
+        partition moved) was tried at this version: the idle end may come now (_timers)."""
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if isinstance(exc, Rejection) and exc.kind not in (UNAVAILABLE, NOT_OWNER) and game_id in self._deadlines:
+            self._ticked[game_id] = version
 
     async def _recover(self, loop) -> None:
         """After a failed append: a new writer (its transaction may or may not have

@@ -830,14 +830,21 @@ class PartitionOwner:
                     pass
                 continue
             heapq.heappop(self._heap)
+            slot = self.games.get(game_id)
+            if slot is None:
+                # No longer held (left out as unreadable by a read again, or dropped for one):
+                # no timer. Before, it was pushed a second on, again and again, for good. A game
+                # that is read again is scheduled by that read (start, _recover).
+                self._deadlines.pop(game_id, None)
+                self._ticked.pop(game_id, None)
+                continue
             # Try again in a second unless the Tick's commit reschedules it first. From now, not
             # from `due`: a deadline long past (a table rebuilt after a long stop) would
             # otherwise fire again at once, over and over, without the loop ever waiting.
             again = max(due, int(time.time() * 1000)) + 1000
             self._deadlines[game_id] = again
             heapq.heappush(self._heap, (again, game_id))
-            slot = self.games.get(game_id)
-            if slot is None or self.status != READY:
+            if self.status != READY:
                 continue
             future = asyncio.get_running_loop().create_future()
             future.add_done_callback(lambda f: f.exception())  # a refused Tick is fine

@@ -303,13 +303,14 @@ class TableHost:
         action = raw.pop(TURN_CLOCK_ACTION, "default")
         # An integer, or its digits as text (gRPC carries options as text); not True or 1.9.
         # Digits beyond the largest clock's are out of range, not converted (int() refuses
-        # more than 4,300 of them with a ValueError).
+        # more than 4,300 of them with a ValueError). Only zeros ("0", "000") are 0: the clock
+        # off (their digits past the leading zeros are none, and int("") raised ValueError).
         text = clock_raw.strip() if isinstance(clock_raw, str) else ""
         if type(clock_raw) is int:
             clock = clock_raw
         elif text.isascii() and text.isdigit():
             digits = text.lstrip("0")
-            clock = int(digits) if len(digits) <= MAX_CLOCK_DIGITS else MAX_TURN_CLOCK_MS + 1
+            clock = int(digits or "0") if len(digits) <= MAX_CLOCK_DIGITS else MAX_TURN_CLOCK_MS + 1
         else:
             raise Rejection("invalid_option", f"option {TURN_CLOCK_MS}: {echo(clock_raw)} is not an integer", MALFORMED)
         if clock != 0 and not MIN_TURN_CLOCK_MS <= clock <= MAX_TURN_CLOCK_MS:

@@ -154,6 +154,9 @@ class Projector:
         # read or wrote it (None: no entry), which its next write expects (RECORD_OFFSETS).
         self.recorded: dict[tuple[str, int], int | None] = {}
         self._record = self.redis.register_script(RECORD_OFFSETS)
+        # A fold again (_fold_again) Redis did not answer: its seek is still to be made, and
+        # nothing consumed meanwhile is folded (it would be committed past what was dropped).
+        self._fold_again_due = False
 
     def forget(self, partitions, *, rewinding: bool = False) -> None:
         """Drop what is cached of the partitions' games: partitions given up, or (rewinding)
@@ -296,6 +299,16 @@ class Projector:
             while not self._stop.is_set():
                 try:
                     batch = _records(next_batch(consumer, self.s.max_records))
+                    if self._fold_again_due:
+                        # The last fold again could not read Redis's record of offsets, so it
+                        # did not seek, and the batches consumed since were dropped on Redis's
+                        # errors: folding on from here would commit past them for good.
+                        self._fold_again(consumer)
+                        if self._fold_again_due:
+                            self._still.clear()
+                            self._stop.wait(1.0)
+                            continue
+                        batch = []  # read before the seek: given again from Redis's record
                     if self._check_epoch(consumer):
                         batch = []  # read before the rewind: every partition gives it again
                     if batch:
@@ -499,12 +512,17 @@ class Projector:
         nothing, as every write is guarded by seq."""
         self._forget_all()
         self._assigned_from_zero = None  # seeking to the record's offsets undoes that rewind
+        self._fold_again_due = True
         assigned = consumer.assignment()
         if not assigned:
+            self._fold_again_due = False  # the next assignment starts from Redis's record
             return
         stored = self._stored_offsets()
         if stored is None:
-            return  # Redis does not answer: the next round's error brings us back here
+            # Redis does not answer: the next round consumes a batch before it finds out, and
+            # drops it; run() makes this seek before it folds anything again.
+            return
+        self._fold_again_due = False
         for tp in assigned:
             key = (tp.topic, tp.partition)
             self.recorded[key] = stored.get(key)

@@ -1092,7 +1092,9 @@ def print_report(report: Mapping[str, Any], out=None) -> None:
     line("  finished    " + ", ".join(f"{g} {n}" for g, n in report["games_finished"].items()))
     chk = report.get("check")
     if chk and chk["passed"] is None:
-        line("  check       none: no finished game to check")
+        why = {"interrupted": "the run was interrupted", "--check 0": "--check 0"}.get(chk.get("skipped", ""),
+                                                                                     "no finished game to check")
+        line(f"  check       none: {why}")
     elif chk:
         verdict = "passed" if chk["passed"] else "FAILED"
         line(f"  check       {verdict}: {chk['sampled']} finished game(s) sampled, audit clean {chk['audit_ok']}, "
@@ -1250,8 +1252,12 @@ async def after(cfg: Config, report: dict[str, Any], samples: Sequence[Sequence[
     if checked is not None:
         report["check"] = checked
     else:
-        # Nothing finished (or --check 0, or an interrupt): nothing checked, which is not a failure.
-        report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": []}
+        # Nothing finished (or --check 0, or an interrupt): nothing checked, which is not a
+        # failure; `skipped` says which.
+        skipped = ("interrupted" if interrupt.name or report.get("interrupted") else
+                   "--check 0" if not cfg.check else "no finished game")
+        report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": [],
+                           "skipped": skipped}
     if cfg.cleanup and cfg.operator_token and unfinished:
         ended, failed = await force_end(cfg, unfinished)
         report["tables"]["force_ended"] = ended

@@ -78,4 +78,5 @@ def test_an_interrupted_load_test_stops_reports_and_force_ends_its_tables(tmp_pa
         assert report["commands"] == 0 and report["stagger"] is not None and report["timeline"] == []
     else:
         assert report["commands"] > 0 and report["elapsed_s"] < 60
-    assert report["check"]["passed"] is None
+    assert report["check"]["passed"] is None and report["check"]["skipped"] == "interrupted"
+    assert "check       none: the run was interrupted" in output

@@ -540,6 +540,9 @@ class Projector:
         if not assigned:
             return False  # not in the group yet: rewind once partitions arrive
         from_zero = self._assigned_from_zero == epoch
+        # Once only: should a step below fail (Redis, or the commit of offset 0), run() drops
+        # this round's batch, which was read from zero; the next try must seek there again.
+        self._assigned_from_zero = None
         if not from_zero:
             unsought = []
             for tp in assigned:

@@ -124,6 +124,11 @@ class Projector:
         # where and why. Their read models stay as the last whole command before it left them,
         # and their later records are skipped, not held nor rewound for.
         self.stuck: dict[str, str] = {}
+        # Where each stuck game's record is: (topic, partition, offset). A fold of that
+        # partition again from at or before it (a rebuild, a Redis that lost what it held, a
+        # new assignment) meets it again, so the game is no longer skipped (_unstick): else
+        # its records before it were skipped too, and the game lost every read model.
+        self._stuck_at: dict[str, tuple[str, int, int]] = {}
         # (topic, partition, game_id) -> the offset of the record after a gap in that game's
         # seqs, for which the partition was rewound to zero: met there again, the events
         # missing are not in the log, and the game is stuck rather than rewound for ever.
@@ -209,8 +214,18 @@ class Projector:
                 tp.offset = self.recorded[key] if self.recorded[key] is not None else OFFSET_BEGINNING
         if self._assigned_from_zero is None and stored is not None:
             self._record_start([tp for tp in partitions if self.recorded[(tp.topic, tp.partition)] is None])
+        for tp in partitions:
+            if tp.offset == OFFSET_BEGINNING or tp.offset >= 0:
+                self._unstick(tp.topic, tp.partition, max(tp.offset, 0))
         consumer.assign(partitions)
         log.info("partitions_assigned", partitions=len(partitions), from_zero=self._assigned_from_zero is not None)
+
+    def _unstick(self, topic: str, partition: int, start: int) -> None:
+        """The partition is read again from `start`: its stuck games whose record is at or
+        past it meet that record again (and are stuck again if it still cannot be folded)."""
+        for gid in [g for g, at in self._stuck_at.items() if at[:2] == (topic, partition) and at[2] >= start]:
+            del self._stuck_at[gid]
+            self.stuck.pop(gid, None)
 
     def _record_start(self, partitions: list[TopicPartition]) -> None:
         """Give Redis's record an entry, before any write of ours, for partitions it has none
@@ -526,6 +541,7 @@ class Projector:
         for tp in assigned:
             key = (tp.topic, tp.partition)
             self.recorded[key] = stored.get(key)
+            self._unstick(tp.topic, tp.partition, stored.get(key, 0))
             try:
                 consumer.seek(TopicPartition(tp.topic, tp.partition, stored.get(key, OFFSET_BEGINNING)))
             except KafkaException:
@@ -559,6 +575,8 @@ class Projector:
                 return True
         log.info("rebuild_requested", epoch=epoch, partitions=len(assigned))
         self._forget_all()
+        for tp in assigned:
+            self._unstick(tp.topic, tp.partition, 0)  # the rebuild dropped their read models too
         # Redis's record of offsets goes back with them (a restart reads from zero too).
         self.redis.hdel(self.keys.offsets(), *(f"{tp.topic}/{tp.partition}" for tp in assigned))
         for tp in assigned:
@@ -624,6 +642,7 @@ class Projector:
         later records are skipped (until the projector starts again or the partition moves,
         when the record is met again: a newer projector may fold it)."""
         self.stuck[gid] = f"{tp.topic}/{tp.partition} offset {offset} ({reason}: {why})"
+        self._stuck_at[gid] = (tp.topic, tp.partition, offset)
         self.cache.pop(gid, None)
         self.partition_of.pop(gid, None)
         self.held.pop(gid, None)

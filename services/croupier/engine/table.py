@@ -443,6 +443,9 @@ class TableHost:
         return events + ending, (None if ending else game)
 
     def clock_deadline(self, state: TableState) -> int | None:
+        if state.rules_version != self.spec.rules_version:
+            # The table's own rules (their game's deadline and to_act), as decide takes them.
+            return self.for_version(state.rules_version).clock_deadline(state)
         if state.status != RUNNING or not state.clock_ms or not self.spec.to_act(state.game):
             return None
         if state.clock_version >= 2 and self.spec.deadline(state.game) is not None:
@@ -701,5 +704,9 @@ class TableHost:
         """When the host must send Tick: the game's own deadline or the turn clock's."""
         if state.status != RUNNING:
             return None
+        if state.rules_version != self.spec.rules_version:
+            # The deadline of the rules that decide its Tick (decide hands the table to them):
+            # the current version's game may have another deadline, or none.
+            return self.for_version(state.rules_version).deadline(state)
         found = [d for d in (self.spec.deadline(state.game), self.clock_deadline(state)) if d is not None]
         return min(found) if found else None

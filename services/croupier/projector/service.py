@@ -452,6 +452,13 @@ class Projector:
         usable = set(consumer.assignment()) - rewound
         offsets = [TopicPartition(topic, partition, end) for (topic, partition), end in self.commit_offsets(batch).items()
                    if TopicPartition(topic, partition) in usable]
+        if offsets and self.redis.exists(self.keys.rebuilding()):
+            # A rebuild is dropping the record and the read models: an entry written now would
+            # cover writes the drop goes on to unlink, and outlive it (a partition handed, before
+            # we take its epoch up, to a projector that took it up already would be read from
+            # there, the games before it never folded again). Its epoch reads everything again:
+            # nothing is recorded nor committed till then.
+            return
         if offsets:
             # Redis's record first (after the writes it covers, on the same connection), and
             # only over the values this projector knows it holds: a record that moved under it

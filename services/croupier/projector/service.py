@@ -294,13 +294,22 @@ class Projector:
             group_id=GROUP if not self.s.key_prefix else f"{self.s.key_prefix}{GROUP}",
             error_cb=_kafka_error,
         ))
-        # Know every topic's partitions before joining, or the group may assign nothing
-        # until the next metadata refresh.
-        for topic in self.topics:
-            self.partition_counts[topic] = wait_for_partitions(consumer, topic)
-        rewind = _Rewind(self)
-        consumer.subscribe(list(self.topics), on_assign=rewind.on_assign, on_revoke=rewind.on_revoke,
-                           on_lost=rewind.on_lost)
+        try:
+            # Know every topic's partitions before joining, or the group may assign nothing
+            # until the next metadata refresh.
+            for topic in self.topics:
+                self.partition_counts[topic] = wait_for_partitions(consumer, topic)
+            rewind = _Rewind(self)
+            consumer.subscribe(list(self.topics), on_assign=rewind.on_assign, on_revoke=rewind.on_revoke,
+                               on_lost=rewind.on_lost)
+        except BaseException:
+            # Handed to nobody: left open, the client kept its threads and broker connections,
+            # one more for each of _consumer_again's tries (once a second).
+            try:
+                consumer.close()
+            except Exception:  # noqa: BLE001 - the error that brought us here is the one to raise
+                pass
+            raise
         self.consumer = consumer
         return consumer
 

@@ -148,6 +148,9 @@ class Projector:
                                   registry=self.metrics)
         # Per assigned partition: (its position, since when it has not moved), for _watch.
         self._still: dict[tuple[str, int], tuple[int, float]] = {}
+        # The partitions a rebuild's rewind could not seek in its last try (_check_epoch): one
+        # that stands still so for stall_s is stalled, whatever the log holds past it.
+        self._unsought: set[tuple[str, int]] = set()
         self.consumer: Consumer | None = None
         self.epoch = 0
         # The epoch whose rewind the last assignment already made (its partitions were
@@ -194,6 +197,7 @@ class Projector:
         librdkafka cannot seek a partition before its fetcher runs, so a rewind that is due
         when the partitions arrive is made here, by assigning them at the beginning."""
         self._assigned_from_zero = None
+        self._unsought = set()
         try:
             epoch = int(self.redis.get(self.keys.epoch()) or 0)
         except redis.RedisError:
@@ -398,6 +402,12 @@ class Projector:
                 if now - last[1] >= self.s.stall_s:
                     suspects.append(tp)
         self._still = still
+        for tp in suspects:
+            if (tp.topic, tp.partition) in self._unsought:
+                # A rebuild's rewind cannot seek it (librdkafka never started its fetcher), so
+                # the rebuild is never taken up and every round's batch is dropped, even when
+                # nothing in the log is past where it was assigned from.
+                return [f"{tp.topic}/{tp.partition}"]
         # A few a round (each is a request to the broker, and the loop folds nothing meanwhile):
         # the others stay suspects and are asked about in the next rounds.
         for tp in suspects[:WATCH_ASKS]:
@@ -434,6 +444,7 @@ class Projector:
         self._forget_all()
         self.recorded.clear()
         self._still.clear()
+        self._unsought = set()
         while not self._stop.is_set():
             try:
                 return self.connect()
@@ -587,8 +598,11 @@ class Projector:
                 # batch) and cannot seek: try again on the next round; seeking the others
                 # twice is harmless.
                 log.info("rebuild_rewind_deferred", partitions=unsought)
+                self._unsought = {(tp.topic, tp.partition) for tp in assigned
+                                  if f"{tp.topic}/{tp.partition}" in unsought}
                 self._forget_all()
                 return True
+        self._unsought = set()
         log.info("rebuild_requested", epoch=epoch, partitions=len(assigned))
         self._forget_all()
         for tp in assigned:

@@ -8,25 +8,11 @@ import json
 import threading
 import time
 
+from test_gateway_http import bearer, seated  # tests/gateway is on sys.path
+
 from croupier.projector.keys import Keys
 
 OP = {"authorization": "Bearer op-secret"}
-
-
-def bearer(token):
-    return {"authorization": f"Bearer {token}"}
-
-
-def seated(client, seats=2):
-    r = client.post("/v1/tables", json={"game_type": "pebbles", "seats": seats})
-    assert r.status_code == 201, r.text
-    gid = r.json()["game_id"]
-    tokens = []
-    for seat in range(seats):
-        r = client.post(f"/v1/tables/{gid}/seats/{seat}", json={"player": f"p{seat}"})
-        assert r.status_code == 201, r.text
-        tokens.append(r.json()["token"])
-    return gid, tokens
 
 
 def test_a_long_poll_of_a_token_whose_seat_was_given_to_another_gets_no_later_view(client, fake_stack):

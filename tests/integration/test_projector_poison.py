@@ -75,6 +75,16 @@ class _Running:
             raise
 
 
+def _wait(predicate, timeout_s: float) -> bool:
+    """Until predicate() holds (True) or timeout_s passes (its last answer)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
 @pytest.fixture
 def projector_log(monkeypatch):
     from croupier.projector import models, service

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from confluent_kafka import Producer
-from test_projector_poison import _game, _Running, _settings, _stop, _version
+from test_projector_poison import _game, _Running, _settings, _stop, _version, _wait
 
 from croupier.engine import registry
 from croupier.engine.table import TableHost
@@ -38,15 +38,6 @@ class _Unreachable:
     def mend(self) -> None:
         self.is_cut = False
         self._to(self.port)
-
-
-def _wait(predicate, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return predicate()
 
 
 def test_events_consumed_while_redis_does_not_answer_are_folded_once_it_does(kafka, redis_url, redis, prefix):

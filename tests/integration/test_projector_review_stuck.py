@@ -4,10 +4,9 @@ again from before that record: a rebuild, or a Redis that lost what it held."""
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from confluent_kafka import Producer
-from test_projector_poison import _game, _Running, _settings, _skipped, _stop, _version
+from test_projector_poison import _game, _Running, _settings, _skipped, _stop, _version, _wait
 
 from croupier.engine import registry
 from croupier.engine.table import TableHost
@@ -16,15 +15,6 @@ from croupier.projector.service import Projector, rebuild
 from croupier.rules.store import encode_record, ensure_topic
 
 GAME = "expeditions"
-
-
-def _wait(predicate, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return predicate()
 
 
 def test_a_stuck_game_is_folded_again_to_its_last_whole_command_by_a_rebuild(kafka, redis_url, redis, prefix):

@@ -57,6 +57,7 @@ REPORT_VERSION = 1
 STAGGER_TIMEOUT_S = 1800.0  # how long the parent waits for the workers' warm-up (--stagger)
 READY_TIMEOUT_S = 120.0  # ... and for a worker to be ready without one
 ABORT_GRACE_S = 30.0  # a worker told to give up its warm-up has this long to report its tables
+CREATE_ANSWER_GRACE_S = 10.0  # a create in flight when the run ends: how long its answer (its table) is waited for
 STOP_GRACE_S = 30.0  # workers told to stop (SIGINT/SIGTERM of the load test) have this long to report
 CHECK_BUDGET_S = 180.0  # the check of the sample, all told: a gateway (or Kafka) that hangs does not hang the end
 FORCE_END_BUDGET_S = 120.0  # ... and the force-end of the tables left (those not ended by then: force_end_failed)
@@ -274,8 +275,21 @@ class TimedClient:
         # One command id for every try: a retry cannot open a second table.
         cid = command_id or uuid.uuid4().hex
         # retry=False: the report counts what the gateway answered, retryable errors included.
-        created = await self._timed("create_table", lambda: self.client.create_table(game_type, seats, options, cid,
-                                                                                      retry=False))
+        call = asyncio.ensure_future(self._timed("create_table", lambda: self.client.create_table(
+            game_type, seats, options, cid, retry=False)))
+        try:
+            created = await asyncio.shield(call)
+        except asyncio.CancelledError:
+            # The time is up (or the run stopped) while the gateway opens the table: it opens
+            # it all the same (committed, then waiting for its projection), and a table nobody
+            # knows of is never force-ended. Its answer is waited for, a while, so that the
+            # table is counted and ended with the others; then the slot stops as it was told.
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                self._opened(game_type, await asyncio.wait_for(call, CREATE_ANSWER_GRACE_S))
+            raise
+        return self._opened(game_type, created)
+
+    def _opened(self, game_type: str, created: dict) -> dict:
         self.tally.opened += 1
         self.table = created["game_id"]
         if self.running is not None:

@@ -825,11 +825,14 @@ def run_workers(cfg: Config, interrupt: Interrupt | None = None) -> tuple[list[d
                     warm.append(msg["warm"])
             elif msg["type"] == "ready" and msg.get("warm"):  # ready as the parent stopped waiting
                 warm.append(msg["warm"])
-        # A second is shown once every worker has reported it.
+        # A second is shown once every worker still running has reported it: not one that has
+        # reported its end (it ticks no more) or is gone without a word (killed).
         while cfg.progress:
             nxt = shown + 1
             row = timeline.seconds.get(nxt)
-            if row is None or len(row["running"]) < cfg.workers - sum(1 for f in finals if f["type"] == "failed"):
+            ended = {f.get("worker") for f in finals}
+            if row is None or any(i not in row["running"] for i, p in enumerate(procs)
+                                  if i not in ended and p.is_alive()):
                 break
             shown = nxt
             line = progress_line(timeline.row(nxt), errors_total)
@@ -842,13 +845,21 @@ def run_workers(cfg: Config, interrupt: Interrupt | None = None) -> tuple[list[d
         timeline.interrupted = interrupt.name
         timeline.ran_s = min(max(0.0, (interrupt.at or 0.0) - start_value.value), cfg.duration_s)
         timeline.window_unix[1] = round(timeline.window_unix[0] + timeline.ran_s, 3)
-    for p in procs:
+    ended: set[int] = set()
+    for i, p in enumerate(procs):
         p.join(10)
-        if p.is_alive():
+        if p.is_alive():  # hung: ended here (SIGTERM, which a worker takes as "stop"; then SIGKILL)
+            ended.add(i)
             p.terminate()
-    missing = cfg.workers - len(finals)
-    for _ in range(missing):
-        finals.append({"type": "failed", "worker": -1, "error": "the worker did not report back"})
+            p.join(5)
+            if p.is_alive():
+                p.kill()
+                p.join(5)
+    reported = {f.get("worker") for f in finals}
+    for i, p in enumerate(procs):
+        if i not in reported:  # gone without a word (the OOM killer, kill -9), or hung and ended here
+            how = "it hung and was ended" if i in ended else f"it died (exit code {p.exitcode})"
+            finals.append({"type": "failed", "worker": i, "error": f"the worker did not report back: {how}"})
     return finals, timeline, elapsed
 
 

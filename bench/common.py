@@ -5,10 +5,28 @@ from __future__ import annotations
 import json
 import os
 import platform
+import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent / "results"  # the results of record (committed)
+# Where a smoke run (`--quick`) writes: its small numbers are not figures, and must not take the
+# place of those of record in bench/results (nor in `make bench`'s table, nor in a commit).
+QUICK_RESULTS = Path(tempfile.gettempdir()) / "croupier-bench-quick"
+RESULTS_ENV = "CROUPIER_BENCH_RESULTS"  # another directory for the results (run.py --quick sets it)
+
+
+def results_dir() -> Path:
+    """Where the results are written and read: $CROUPIER_BENCH_RESULTS, else bench/results."""
+    return Path(os.environ[RESULTS_ENV]) if os.environ.get(RESULTS_ENV) else RESULTS
+
+
+def quick_results() -> Path:
+    """A smoke run's directory: $CROUPIER_BENCH_RESULTS if set, else QUICK_RESULTS (set in the
+    environment, so that the benchmarks a run starts write there too)."""
+    if not os.environ.get(RESULTS_ENV):
+        os.environ[RESULTS_ENV] = str(QUICK_RESULTS)
+    return results_dir()
 
 
 def machine() -> dict:
@@ -24,8 +42,9 @@ def machine() -> dict:
 
 
 def write(name: str, data: dict) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    results = results_dir()
+    results.mkdir(parents=True, exist_ok=True)
+    path = results / f"{name}.json"
     data = {"benchmark": name, "machine": machine(), **data}
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path

@@ -30,7 +30,9 @@ address opening hundreds of tables). Then, in one run:
     python bench/loadtest.py [--tables 1000] [--think-ms 2000] [--duration 60] [--peak-tables 200]
                              [--peak-duration 30] [--idle-tables 500] [--quick]
 
-Results: bench/results/loadtest.json (the two loadtest reports in full under runs/).
+Results: bench/results/loadtest.json, the two loadtest reports in full beside it
+(loadtest-think.json, loadtest-peak.json, and their plots); with --quick, in a directory of
+their own (common.QUICK_RESULTS), not bench/results.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from common import RESULTS, delete_topics, pct, write  # noqa: E402
+from common import delete_topics, pct, quick_results, results_dir, write  # noqa: E402
 from floor import stream_echo, transactions  # noqa: E402
 
 from croupier.engine import registry  # noqa: E402
@@ -237,11 +239,16 @@ class TrafficSampler(threading.Thread):
 def loadtest(launcher: Launcher, stack, name: str, *flags: str) -> dict:
     import psutil
 
-    out = RESULTS / f"loadtest-{name}.json"
+    results = results_dir()
+    results.mkdir(parents=True, exist_ok=True)
+    out = results / f"loadtest-{name}.json"
+    # An earlier run's report is not this one's: a run that writes none (a bad flag, no
+    # gateway: exit 2 or 75) must not be read as if it had.
+    out.unlink(missing_ok=True)
     env = {**os.environ, "CROUPIER_OPERATOR_TOKEN": OPERATOR_TOKEN}
     cmd = [sys.executable, "-m", "croupier.cli.main", "loadtest", "--target", launcher.grpc_address,
            "--http-target", launcher.http_url.removeprefix("http://"), "--json", str(out),
-           "--plot", str(RESULTS / f"loadtest-{name}.png"), *flags]
+           "--plot", str(results / f"loadtest-{name}.png"), *flags]
     print("$ croupier loadtest " + " ".join(flags), flush=True)
     generator = subprocess.Popen(cmd, env=env, cwd=ROOT)
 
@@ -257,6 +264,10 @@ def loadtest(launcher: Launcher, stack, name: str, *flags: str) -> dict:
     sampler.start()
     counts.start()
     code = generator.wait()
+    if not out.exists():
+        sampler.stop()
+        counts.stop(None)
+        raise RuntimeError(f"croupier loadtest ({name}) exited {code} without a report: see its message above")
     report = json.loads(out.read_text())
     report["exit_code"] = code
     # Over the measured run only: a staggered start plays its warm-up at full speed first.
@@ -482,7 +493,8 @@ def main(argv=None) -> int:
     p.add_argument("--failover-game", default="expeditions")
     p.add_argument("--quick", action="store_true", help="small numbers: a smoke run that the benchmark works")
     args = p.parse_args(argv)
-    if args.quick:
+    if args.quick:  # not figures: written apart from bench/results (common.QUICK_RESULTS)
+        print(f"--quick: a smoke run; its results go to {quick_results()}", flush=True)
         args.tables, args.think_ms, args.duration = 20, 500, 10
         args.peak_tables, args.peak_duration, args.idle_tables = 10, 8, 30
 

@@ -1,10 +1,11 @@
 """`make bench`: run every benchmark, then print one table of figures next to their targets
 and the baselines measured in the same run.
 
-    python bench/run.py [--only engine,rules,...] [--quick]
+    python bench/run.py [--only engine,rules,...] [--quick] [--table]
 
 The rules and projector benchmarks need the local stack; this starts it (croupier stack up)
-if it is not running. Results are in bench/results/*.json.
+if it is not running. Results are in bench/results/*.json ($CROUPIER_BENCH_RESULTS, if set);
+a --quick run's are not figures and go to a directory of their own (common.QUICK_RESULTS).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-RESULTS = HERE / "results"
+sys.path.insert(0, str(HERE))
+
+from common import quick_results, results_dir  # noqa: E402
 
 BENCHES = {
     "engine": ["engine.py"],
@@ -43,7 +46,7 @@ NEEDS_STACK = {"rebuild", "rules", "projector", "gateway", "loadtest"}
 
 
 def load(name: str) -> dict | None:
-    path = RESULTS / f"{name}.json"
+    path = results_dir() / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
 
 
@@ -163,6 +166,9 @@ def main(argv=None) -> int:
     p.add_argument("--table", action="store_true", help="only print the table of the last results")
     args = p.parse_args(argv)
     failed = []
+    if args.quick:  # small numbers, not figures: written (and tabled) apart from bench/results
+        print(f"--quick: a smoke run; its results go to {quick_results()}, bench/results is left as it is",
+              flush=True)
     if not args.table:
         names = [n.strip() for n in args.only.split(",") if n.strip()]
         unknown = [n for n in names if n not in BENCHES]

@@ -1,0 +1,70 @@
+"""bench/: a smoke run (`--quick`) leaves the results of record (bench/results/*.json, committed)
+as they are, and bench/loadtest.py never takes an earlier run's report for the one it just
+ran."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+
+
+def test_a_quick_run_leaves_the_results_of_record_alone(tmp_path):
+    """`bench/run.py --quick` wrote its small numbers over bench/results/*.json, the figures
+    docs/performance.md gives and `make bench --table` prints: a smoke run that they work
+    took their place (and was one `git commit -a` from replacing them). Its results now go to
+    a directory of their own, and its table is theirs."""
+    record = BENCH / "results" / "engine.json"
+    before = record.read_bytes()
+    env = {k: v for k, v in os.environ.items() if k != "CROUPIER_BENCH_RESULTS"}
+    env["TMPDIR"] = str(tmp_path)  # where the quick results go: tempfile.gettempdir()
+    try:
+        done = subprocess.run([sys.executable, str(BENCH / "run.py"), "--quick", "--only", "engine"], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        after = record.read_bytes()
+        if after != before:  # put the figures of record back, whatever the test finds
+            record.write_bytes(before)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert after == before, "a --quick run overwrote bench/results/engine.json"
+    quick = json.loads((tmp_path / "croupier-bench-quick" / "engine.json").read_text())
+    # The table printed is the quick run's, not the figures of record.
+    game, row = next(iter(quick["games"].items()))
+    assert f"engine {game}: commands/s" in done.stdout
+    assert f"{row['commands_per_s']:,.0f}" in done.stdout
+    assert str(tmp_path / "croupier-bench-quick") in done.stdout
+
+
+def bench_loadtest():
+    """bench/loadtest.py as a module (it puts bench/ on sys.path for its own imports)."""
+    spec = importlib.util.spec_from_file_location("bench_loadtest_review2", BENCH / "loadtest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_loadtest_that_writes_no_report_is_not_read_from_an_earlier_one(tmp_path, monkeypatch):
+    """The generator exits without a report (here 75: no gateway answered): bench/loadtest.py
+    read bench/results/loadtest-think.json all the same, the report of an earlier run, and
+    gave its figures as this run's. Now that is an error naming the exit code."""
+    bench = bench_loadtest()
+    monkeypatch.setenv("CROUPIER_BENCH_RESULTS", str(tmp_path))
+    stale = {"latency": {"p50_ms": 1.0}, "window_unix": None, "throughput_per_s": 123.0}
+    (tmp_path / "loadtest-think.json").write_text(json.dumps(stale))
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(bench.subprocess, "Popen",
+                        lambda cmd, **kw: real_popen([sys.executable, "-c", "import sys; sys.exit(75)"], **kw))
+    launcher = SimpleNamespace(grpc_address="127.0.0.1:1", http_url="http://127.0.0.1:1", processes=[],
+                               metrics_ports={})
+    stack = SimpleNamespace(state_dir=str(tmp_path / "stack"))
+    with pytest.raises(RuntimeError, match="exited 75 without a report"):
+        bench.loadtest(launcher, stack, "think", "--tables", "1")

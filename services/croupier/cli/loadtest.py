@@ -162,6 +162,11 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
             print(f"croupier loadtest: --plot needs matplotlib, which cannot be loaded here ({problem})",
                   file=sys.stderr)
             return 2
+    if args.json and args.plot and Path(args.json).resolve() == Path(args.plot).resolve():
+        # The PNG would be written over the report (or the other way round): one would be lost.
+        print(f"croupier loadtest: --json and --plot name the same file ({args.json}): give each its own",
+              file=sys.stderr)
+        return 2
     if args.ramp > args.duration:
         print(f"croupier loadtest: --ramp ({args.ramp:g} s) must not be longer than --duration ({args.duration:g} s)",
               file=sys.stderr)

@@ -908,7 +908,7 @@ async def check_games(cfg: Config, sample: Sequence[Sequence[Any]]) -> dict[str,
     budget_ends = time.monotonic() + CHECK_BUDGET_S
     try:
         for game_id, game_type, tokens in sample:
-            row: dict[str, Any] = {"game_id": game_id, "game_type": game_type, "audit_ok": False,
+            row: dict[str, Any] = {"game_id": game_id, "game_type": game_type, "source": None, "audit_ok": False,
                                    "projection_ok": False, "events": 0, "problem": None}
             left = budget_ends - time.monotonic()
             try:
@@ -938,6 +938,9 @@ async def check_one(cfg: Config, client: Any, row: dict[str, Any], game_id: str,
         envelopes, source = await fetch_log(cfg, game_id, game_type)
         row["source"] = source
         row["events"] = len(envelopes)
+        if not envelopes:  # nothing to audit: say where it was looked for, not "the log is empty"
+            row["problem"] = no_log(source, game_type)
+            return
         report = audit(envelopes)
         row["audit_ok"] = report.ok
         if not report.ok:
@@ -955,6 +958,17 @@ async def check_one(cfg: Config, client: Any, row: dict[str, Any], game_id: str,
             row["problem"] = f"the gateway's final view differs from the log's fold for {', '.join(mismatched)}"
     except Exception as exc:
         row["problem"] = f"{type(exc).__name__}: {exc}"
+
+
+def no_log(source: str, game_type: str) -> str:
+    """Why a finished game has no log where it was read from."""
+    if source != "kafka":
+        return "the gateway's export of it is empty"
+    from croupier.rules.settings import KafkaSettings
+
+    kafka = KafkaSettings.from_env()
+    return (f"no log of it in Kafka at {kafka.bootstrap}, topic {kafka.topic(game_type)}: are CROUPIER_KAFKA_BOOTSTRAP "
+            "and CROUPIER_TOPIC_PREFIX the stack's? (with --operator-token the log comes from the gateway instead)")
 
 
 async def force_end(cfg: Config, unfinished: Sequence[Sequence[str]]) -> tuple[int, int]:

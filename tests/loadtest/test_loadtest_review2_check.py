@@ -1,0 +1,50 @@
+"""The check of the finished games: each game's row has the fields docs/performance.md gives
+("The report": game_id, game_type, events, source, audit_ok, projection_ok, problem) whatever
+happened to it, and a log that could not be found says where it was looked for."""
+
+from __future__ import annotations
+
+import asyncio
+
+from loadtest_fakes import FakeGateway
+
+from croupier_gateway import loadtest
+from croupier_gateway.loadtest import Config, check_games
+
+ROW_FIELDS = {"game_id", "game_type", "events", "source", "audit_ok", "projection_ok", "problem"}
+
+
+def check(monkeypatch, fetch_log) -> dict:
+    monkeypatch.setattr(loadtest, "make_client", lambda *a, **k: FakeGateway())
+    monkeypatch.setattr(loadtest, "fetch_log", fetch_log)
+    cfg = Config(games=("journey",), tables=1, duration_s=1.0)
+    return asyncio.run(check_games(cfg, [("journey-0123456789abcdef", "journey", ["t0"])]))
+
+
+def test_a_game_whose_log_cannot_be_read_has_every_field(monkeypatch):
+    """`source` was missing from the row of a game whose log could not be read (the gateway's
+    export refused, Kafka away): a report reader keyed on the documented fields broke on it."""
+    async def unreadable(cfg, game_id, game_type):
+        raise ConnectionError("the export failed")
+
+    result = check(monkeypatch, unreadable)
+    (row,) = result["games"]
+    assert set(row) == ROW_FIELDS
+    assert row["source"] is None and not row["audit_ok"] and not row["projection_ok"]
+    assert "ConnectionError: the export failed" in row["problem"]
+    assert result["passed"] is False
+
+
+def test_a_log_not_found_in_kafka_says_where_it_was_looked_for(monkeypatch):
+    """Read from Kafka with another CROUPIER_TOPIC_PREFIX than the stack's, every game's log is
+    empty; the check said only "audit: {... 'the log is empty'}". It now names the broker and
+    the topic, and the settings to look at."""
+    monkeypatch.setenv("CROUPIER_TOPIC_PREFIX", "elsewhere.")
+
+    async def empty(cfg, game_id, game_type):
+        return [], "kafka"
+
+    (row,) = check(monkeypatch, empty)["games"]
+    assert set(row) == ROW_FIELDS and row["source"] == "kafka" and row["events"] == 0
+    assert "elsewhere.croupier.events.journey" in row["problem"]
+    assert "CROUPIER_TOPIC_PREFIX" in row["problem"] and "--operator-token" in row["problem"]

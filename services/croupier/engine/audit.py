@@ -214,12 +214,13 @@ def _entropy(envelopes: Sequence[Envelope]) -> str:
 _CAUSE_KEYS = frozenset(("command", "seat", "draws", "events"))
 
 
-def _envelope_fault(env: Envelope, head: Envelope, host: TableHost, seat: int | None, version: int) -> str | None:
+def _envelope_fault(env: Envelope, head: Envelope, host: TableHost, seat: int | None, version: int,
+                    rules_version: int) -> str | None:
     """What of env's envelope differs from the one the engine seals the event in: the event's
-    schema version, the game's type and rules version (every event is the table's), and the
-    seat, command_id and time of the command (its first event's: one command is sealed at
-    one time). Types too: a seat of true is not seat 1, though they compare equal."""
-    for name, want in (("version", version), ("game_type", host.spec.id), ("rules_version", host.spec.rules_version),
+    schema version, the game's type and rules version (the table's), and the seat,
+    command_id and time of the command (its first event's: one command is sealed at one
+    time). Types too: a seat of true is not seat 1, though they compare equal."""
+    for name, want in (("version", version), ("game_type", host.spec.id), ("rules_version", rules_version),
                        ("seat", seat), ("command_id", head.command_id), ("time", head.time)):
         got = getattr(env, name)
         if got != want or type(got) is not type(want):
@@ -236,6 +237,10 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
     for batch in batches(envelopes):
         head = batch[0]
         report.at = head.seq
+        if state is not None:
+            # The table's own rules version seals its commands: a fork is made (sealed) by the
+            # current rules, and its game then goes on under its origin's, which may be older.
+            rules_version = state.rules_version
         cause = head.cause
         if cause is None:
             report.fault(head.seq, "command", "an event with no recorded command")
@@ -288,7 +293,7 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
                     or want.rules_version != rules_version or want.game_type != game_type
                     or type(want.seat) is not type(seat) or type(want.version) is not int
                     or type(want.time) is not int or type(want.rules_version) is not int):
-                report.fault(want.seq, "envelope", _envelope_fault(want, head, host, seat, version) or "")
+                report.fault(want.seq, "envelope", _envelope_fault(want, head, host, seat, version, rules_version) or "")
                 return
         if len(triples) != len(batch):
             report.fault(head.seq, "engine", f"the command yields {len(triples)} events but {len(batch)} are recorded")

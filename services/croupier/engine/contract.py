@@ -256,6 +256,12 @@ class GameSpec:
     # The turn clock's rules for this rules version (engine/table.py, CLOCK_IDLE_MOVES_PER_SEAT):
     # 1 for the versions written before 2026-12-02, whose games keep the clock they had.
     clock_version: int = 2
+    # forked(state, now) -> state: the game of a fork made at `now` (ms, its TableForked's
+    # time) from this state, for a game whose state holds absolute times: a deadline copied
+    # from the origin has run out by the time the fork is played (delve's route vote, from its
+    # rules version 4, restarts). None: the fork's game is the origin's as it was. Part of the
+    # rules version, as decide is: a fork folds by its origin's version.
+    forked: Callable[[Any, int], Any] | None = None
 
     def parse_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         raw = dict(raw or {})

@@ -599,14 +599,15 @@ class TableHost:
                 clock_version=self.spec.clock_version,
             )
         else:
-            state = self.apply(state, event)
+            state = self.apply(state, event, env.time)
         draws = len(env.cause["draws"]) if env.cause else 0
         return dataclasses.replace(
             state, version=env.seq, last_hash=env.hash, rng_counter=state.rng_counter + draws, last_time=env.time,
             idle_moves=idle_moves_after(state, env),
         )
 
-    def apply(self, state: TableState, event: Event) -> TableState:
+    def apply(self, state: TableState, event: Event, time: int = 0) -> TableState:
+        """A table event's (or a game event's) effect on the table; `time`: its envelope's."""
         if isinstance(event, SeatJoined):
             players = list(state.players)
             players[event.seat] = {"player": event.player, "bot": event.bot}
@@ -628,9 +629,15 @@ class TableHost:
             return state
         if isinstance(event, TableForked):
             origin = self.fold(Envelope.from_dict(e) for e in event.events)
+            # The origin's game, as its own rules version makes a fork of it (a deadline of
+            # the origin's time restarted, where that version says so: GameSpec.forked).
+            game = origin.game
+            forked = self.for_version(origin.rules_version).spec.forked
+            if forked is not None and game is not None:
+                game = forked(game, time)
             # The origin's seats, game and clock; this table's own id, seed and counter.
             return dataclasses.replace(
-                origin, game_id=state.game_id, seed=state.seed, seed_hash=state.seed_hash, rng_counter=0,
+                origin, game=game, game_id=state.game_id, seed=state.seed, seed_hash=state.seed_hash, rng_counter=0,
                 origin=state.origin, created=state.created, version=state.version, last_hash=state.last_hash,
                 idle_moves=origin.idle_moves if event.idle_moves is None else event.idle_moves,
             )

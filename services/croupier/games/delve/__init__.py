@@ -36,12 +36,16 @@ OPTIONS = (
 # one damage), and the blow that kills the boss gives its skill's reward as every other
 # successful boss attack does. Games created under versions 1 and 2 keep their rules
 # (`previous`; State.rules tells the rules apart).
+# Rules version 4 (2026-12-03): a fork made during a timed route vote gives its vote the whole
+# vote time again from the fork (`forked`); a fork kept the origin's deadline, long past by
+# then, so the fork's vote closed at its first timer with whatever votes it held. Forks of
+# games of earlier versions keep the origin's deadline (they fold by their origin's version).
 SPEC = GameSpec(
     id="delve",
     name="Delve",
     min_seats=1,
     max_seats=4,
-    rules_version=3,
+    rules_version=4,
     options=OPTIONS,
     commands=COMMANDS,
     events=EVENTS,
@@ -57,10 +61,12 @@ SPEC = GameSpec(
     describe=views.describe,
     bots={"heuristic": heuristic},
     deadline=rules.deadline,
+    forked=rules.forked,
     summary="Co-op dungeon deck-builder: vote a route through floors of overlapping encounters, "
     "roll skills with your cards, shop, rescue, and defeat the boss.",
     cooperative=True,
 )
 
-SPEC = SPEC.keeping(2, initial_state=rules.initial_state_v2).keeping(
-    1, initial_state=rules.initial_state_v2, cooperative=False, clock_version=1)
+SPEC = SPEC.keeping(3, initial_state=rules.initial_state_v3, forked=None).keeping(
+    2, initial_state=rules.initial_state_v2, forked=None).keeping(
+    1, initial_state=rules.initial_state_v2, forked=None, cooperative=False, clock_version=1)

@@ -86,6 +86,11 @@ HAND_MODES = ("limit", "discard", "destroy")
 
 
 def initial_state(options: Mapping[str, Any], seats: int) -> State:
+    return State(seats=seats, vote_ms=int(options.get("vote_seconds", 30)) * 1000, rules=4)
+
+
+def initial_state_v3(options: Mapping[str, Any], seats: int) -> State:
+    """Rules version 3: a fork made during a route vote kept the origin's deadline."""
     return State(seats=seats, vote_ms=int(options.get("vote_seconds", 30)) * 1000, rules=3)
 
 
@@ -178,6 +183,15 @@ def to_act(st: State) -> tuple[int, ...]:
 
 def deadline(st: State) -> int | None:
     return st.ballot.deadline if st.stage == ROUTE else None
+
+
+def forked(st: State, now: int) -> State:
+    """A fork made at `now` of a game in a timed route vote (rules version 4): the vote runs
+    its whole time again from the fork, with the votes cast so far. Before, the fork kept the
+    origin's deadline, long past when the fork was made, so its vote closed at once."""
+    if st.rules < 4 or st.stage != ROUTE or st.ballot.deadline is None:
+        return st
+    return update_state(st, ballot=update_ballot(st.ballot, deadline=now + st.vote_ms))
 
 
 def is_over(st: State) -> bool:

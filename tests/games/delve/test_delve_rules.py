@@ -654,10 +654,11 @@ def test_a_state_pickled_before_rules_versions_were_told_apart_loads_as_version_
     from croupier.games.delve.state import State
 
     st = _before_last_of_floor(0, (2, 4), 6)
-    old = st.__getstate__()[:-1]  # what the class pickled before its last field was added
+    # What the class pickled before its last fields (rules, then unseen_below) were added.
+    old = st.__getstate__()[:-2]
     back = object.__new__(State)
     back.__setstate__(old)
-    assert back.rules == 2 and back.dungeon == st.dungeon
+    assert back.rules == 2 and back.dungeon == st.dungeon and back.unseen_below == ()
     assert pickle.loads(pickle.dumps(st)) == st
     events = SPEC.for_version(2).decide(C.AcceptPenalty(seat=0), back, _ctx([]))
     assert E.RoundEnded(cleared=(6,), revealed=(), cards=(), floor_done=True, floor_clear=False) in events

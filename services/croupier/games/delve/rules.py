@@ -1278,6 +1278,8 @@ def _ev_camp_ended(st: State, ev: E.CampEnded) -> State:
 
 
 def _ev_floor_descended(st: State, ev: E.FloorDescended) -> State:
+    d = st.dungeon
+    left = tuple(c for c, up in zip(d.floors[d.floor], d.face_up) if not up)
     size = len(st.dungeon.floors[ev.floor])
     face_up = [False] * size
     for s in ev.revealed:
@@ -1286,7 +1288,7 @@ def _ev_floor_descended(st: State, ev: E.FloorDescended) -> State:
         st.dungeon, floor=ev.floor, face_up=tuple(face_up), cleared=(False,) * size, floor_done=False,
         floor_clear=False, bonus_done=False,
     )
-    return update_state(st, stage=ENDED, camp_done=True, dungeon=dungeon, route=-1)
+    return update_state(st, stage=ENDED, camp_done=True, dungeon=dungeon, route=-1, unseen_below=st.unseen_below + left)
 
 
 def _ev_won(st: State, ev: E.ExpeditionWon) -> State:

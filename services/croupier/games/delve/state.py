@@ -156,8 +156,12 @@ class State:
     reason: str = ""
     # The rules version the game is played under, where its rules differ (initial_state
     # sets it; a state pickled before this field reads 2). 3: the stairs (DESCEND), no
-    # switch to the final row, the killing blow's reward.
+    # switch to the final row, the killing blow's reward. 4: a fork restarts a timed vote.
     rules: int = 2
+    # The cards of the floors the party has left that were still face down when it went down:
+    # nobody has seen them, and no view shows an earlier floor, so only hidden() reads them
+    # (a state pickled before this field reads () here).
+    unseen_below: tuple[str, ...] = ()
 
     __setstate__ = setstate_with_defaults
 

@@ -44,6 +44,9 @@ def hidden(st: State, seat: int | None) -> frozenset[str]:
     out.update(st.shop.loot)
     if not st.shop.diamond_found:
         out.add(CONTENT.diamond)
+    # The floors left behind: the cards still face down when the party went down (no view
+    # shows an earlier floor, and nothing turns them up later).
+    out.update(st.unseen_below)
     dealt: set[str] = set()
     for i, cards in enumerate(st.dungeon.floors):
         dealt.update(cards)

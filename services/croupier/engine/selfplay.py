@@ -1,8 +1,8 @@
 """Play whole games in process with bots, checking every step.
 
 Checks: every bot action is one of the legal actions; legal actions are sorted and each
-one is accepted by decide; a seat that may not act has no legal action and is refused;
-no view (or legal action) of a seat or spectator contains a card hidden from it; the log's
+one is accepted by decide; every seat to act has one; a seat that may not act has none and
+is refused; no view (or legal action) of a seat or spectator contains a card hidden from it; the log's
 hash chain holds; replaying the log gives the live state; every random draw re-derives
 from the revealed seed. Same seed in, same digest out.
 """
@@ -174,6 +174,11 @@ def play_one(
             if check_all_legal:
                 _check_all_accepted(host, state, legal, now, fail)
             _check_others_refused(host, state, to_act, legal[0], now, fail)
+            # Every seat to act has a move, not only the one picked: the turn clock plays the
+            # first seat to act that has one, and a table where none has is stuck.
+            for other in to_act:
+                if other != seat and not host.legal_actions(state, other):
+                    fail(f"seat {other} is to act but has no legal action")
         wire = [host.encode_action(a) for a in legal]
         if verify and check_all_legal:
             # What a player sends back is one of these: each must decode to itself, exact

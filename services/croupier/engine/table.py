@@ -469,11 +469,22 @@ class TableHost:
             winners = others if self.spec.max_seats > 1 and others and not self._cooperative() else []
             return [TableEnded(reason="forfeit", result={"winners": winners, "forfeited": seat,
                                                            "why": f"seat {seat} let the turn clock run out"}, seed="")]
-        legal = self.spec.legal_actions(state.game, seat)
-        if not legal:
-            return None
-        events = list(self.spec.decide(legal[0], state.game, ctx))
-        return events + self._ending(state.game, events)[0]
+        # The first seat to act that has a move plays its first one. A seat to act with no
+        # legal action (no game's rules lead there: selfplay checks every seat to act) used
+        # to leave the Tick refused, and the owner sent it again every second until the idle
+        # end; with no seat able to move and no timer of the game's own to decide, the table
+        # is stuck, and the clock ends it. Neither was ever recorded (a refused Tick leaves
+        # nothing in the log), so no log replays otherwise.
+        to_act = self.spec.to_act(state.game)
+        for seat in to_act:
+            legal = self.spec.legal_actions(state.game, seat)
+            if legal:
+                events = list(self.spec.decide(legal[0], state.game, ctx))
+                return events + self._ending(state.game, events)[0]
+        if self.spec.deadline(state.game) is not None:
+            return None  # the game's own timer decides (when it is due)
+        why = f"stuck: the turn clock ran out and no seat to act ({', '.join(map(str, to_act))}) has a legal move"
+        return [TableEnded(reason="forced", result={"aborted": True, "why": why}, seed="")]
 
     def _cooperative(self) -> bool:
         return self.spec.cooperative

@@ -68,3 +68,33 @@ def test_a_loadtest_that_writes_no_report_is_not_read_from_an_earlier_one(tmp_pa
     stack = SimpleNamespace(state_dir=str(tmp_path / "stack"))
     with pytest.raises(RuntimeError, match="exited 75 without a report"):
         bench.loadtest(launcher, stack, "think", "--tables", "1")
+
+
+def bench_run():
+    spec = importlib.util.spec_from_file_location("bench_run_review2", BENCH / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_stack_that_does_not_start_fails_only_the_benchmarks_that_need_it(tmp_path, monkeypatch, capsys):
+    """`croupier stack up` failing (a port taken, no Kafka jars) ended `make bench` in a
+    CalledProcessError traceback before any benchmark ran, the in-process ones too. Now those
+    that need the stack are named failed (exit 1) and the others run."""
+    run = bench_run()
+    monkeypatch.setenv("CROUPIER_BENCH_RESULTS", str(tmp_path))  # an empty table: nothing of record read
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(cmd)
+        code = 1 if cmd[-2:] == ["stack", "up"] else 0
+        if code and kwargs.get("check"):
+            raise subprocess.CalledProcessError(code, cmd)
+        return SimpleNamespace(returncode=code)
+
+    monkeypatch.setattr(run.subprocess, "run", fake_run)
+    assert run.main(["--only", "engine,rules,memory"]) == 1
+    ran = [Path(c[1]).name for c in calls if c[-2:] != ["stack", "up"]]
+    assert ran == ["engine.py", "memory.py"]
+    out = capsys.readouterr().out
+    assert "the local stack did not start" in out and "failed: rules" in out

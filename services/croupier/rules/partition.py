@@ -59,6 +59,11 @@ GAP_SMOOTHING = 0.2
 PAID_SMOOTHING = 0.2
 PROBE_EVERY = 16
 
+# The owner's clock (PartitionOwner.now_ms) is not behind the latest event time it has read
+# from the log (another owner's, whose clock was ahead of this one's) by up to this much (ms);
+# an event further ahead of it is no owner's clock, and is not taken as the time.
+SKEW_TRUSTED_MS = 600_000
+
 # The timers' heap is rebuilt from the live deadlines once it holds more than twice as many
 # entries as there are deadlines, plus this many: each commit that moves a game's deadline
 # pushes an entry, and the superseded ones left only on reaching the top, so one quiet table
@@ -249,6 +254,9 @@ class PartitionOwner:
         self._ticked: dict[str, int] = {}
         self._heap: list[tuple[int, str]] = []
         self._wake = asyncio.Event()
+        # The latest event time (ms) this owner has read from the log or a snapshot, and when
+        # (time.monotonic()) it read it: the floor of the owner's clock (now_ms).
+        self._latest: tuple[int, float] = (0, 0.0)
         self._on_committed = on_committed
         self._metrics = metrics
         self._on_fenced = on_fenced
@@ -304,6 +312,7 @@ class PartitionOwner:
         self.forgotten = previous.forgotten
         self.unreadable = previous.unreadable
         self.log_offset = previous.log_offset
+        self._latest = max(self._latest, previous._latest)
         self._folding = previous._folding  # its fold of the log, if one is still running, ends first
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -314,6 +323,8 @@ class PartitionOwner:
         self.forgotten = snapshot.forgotten if snapshot.forgotten is not None else IdFilter()
         self.log_offset = snapshot.offset
         self.restored_from = snapshot.offset
+        self._saw(max((slot.state.last_time for slot in self.games.values()), default=0))
+        self._saw(max(self._ended.values(), default=0))
 
     def drop_all(self) -> None:
         """Drop every game held (a snapshot that did not match the log, a fault that may have
@@ -347,6 +358,8 @@ class PartitionOwner:
             return count
 
     def _fold(self, env: Envelope) -> None:
+        if env.time > self._latest[0]:
+            self._saw(env.time)
         if env.game_id in self.retired:
             return  # ended, and every event of it folded before it was retired
         if self.unreadable and env.game_id in self.unreadable:
@@ -426,7 +439,7 @@ class PartitionOwner:
         """Retire the finished games whose last event is retire_after_s old (all but `keep`),
         and forget the retired ones forget_after_s old; how many were retired. Cheap when none
         is due: the oldest ended and the oldest retired game are looked at."""
-        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        now_ms = self.now_ms() if now_ms is None else now_ms
         retired = self._retire(now_ms, keep) if self._retire_ms is not None and self._ended else 0
         if self._forget_ms is not None and self.retired:
             self.forget_due(now_ms)
@@ -607,7 +620,7 @@ class PartitionOwner:
         records: list[Envelope] = []
         values: list[bytes] | None = [] if self._max_record is not None else None
         answers: list[tuple[Pending, Outcome | Rejection, Slot | None]] = []
-        now = int(time.time() * 1000)
+        now = self.now_ms()
         for item in batch:
             try:
                 slot, outcome, envs = self._decide(item, tentative, in_batch, now, values)
@@ -752,6 +765,37 @@ class PartitionOwner:
         if self._metrics:
             self._metrics.snapshots.labels("saved" if info["saved"] else "superseded").inc()
 
+    # -- the owner's clock -------------------------------------------------------------
+
+    def _saw(self, event_time: int) -> None:
+        """An event of this time (ms) was read from the log (or a snapshot) just now. One more
+        than SKEW_TRUSTED_MS ahead of this replica's clock is no owner's clock (a record from
+        outside the rules, say): it is not taken as the time, which would fire every timer of
+        the partition at once and end its tables as abandoned."""
+        if not isinstance(event_time, int) or event_time <= self._latest[0]:
+            return
+        if event_time > time.time() * 1000 + SKEW_TRUSTED_MS:
+            log.warning("event_time_ahead", partition=self.partition, time=event_time,
+                        hint="an event of the log is far ahead of this replica's clock; its clock is not set by it")
+            return
+        self._latest = (event_time, time.monotonic())
+
+    def now_ms(self) -> int:
+        """The owner's time (ms): what its commands are decided and recorded at, and what its
+        timers wait for. The wall clock, unless it is behind the log: an event another owner
+        recorded (its clock ahead of this one's) was written no later than it was read here,
+        so the time is at least that event's time plus how long ago it was read (counted on
+        the monotonic clock). Deadlines are the log's times (a turn clock runs from the last
+        event's), so a clock behind it fired them late by the skew (and a Tick sent on time
+        by a correct clock would be refused as not due); and the events it recorded went
+        back in time from the ones before them. Any time is fine for replay: the recorded
+        time is what a replay and an audit decide at."""
+        wall = int(time.time() * 1000)
+        latest, read_at = self._latest
+        if latest <= wall:
+            return wall
+        return max(wall, latest + int((time.monotonic() - read_at) * 1000))
+
     # -- timers: deadlines recorded in state fire as Tick commands ---------------------
 
     def _idle_due(self, state: TableState, deadline: int | None = None) -> int | None:
@@ -821,7 +865,7 @@ class PartitionOwner:
                 await self._wake.wait()
                 continue
             due, game_id = self._heap[0]
-            delay = due / 1000 - time.time()
+            delay = (due - self.now_ms()) / 1000
             if delay > 0:
                 self._wake.clear()
                 try:
@@ -841,14 +885,14 @@ class PartitionOwner:
             # Try again in a second unless the Tick's commit reschedules it first. From now, not
             # from `due`: a deadline long past (a table rebuilt after a long stop) would
             # otherwise fire again at once, over and over, without the loop ever waiting.
-            again = max(due, int(time.time() * 1000)) + 1000
+            again = max(due, self.now_ms()) + 1000
             self._deadlines[game_id] = again
             heapq.heappush(self._heap, (again, game_id))
             if self.status != READY:
                 continue
             future = asyncio.get_running_loop().create_future()
             future.add_done_callback(lambda f: f.exception())  # a refused Tick is fine
-            now = int(time.time() * 1000)
+            now = self.now_ms()
             state = slot.state
             deadline = self._deadline(game_id, state) if self._idle_ms is not None else None
             idle = self._idle_due(state, deadline)
@@ -1018,7 +1062,7 @@ class PartitionOwner:
         PreparedFork), stamped with the time now; refused as its decide would refuse it
         (a broken or unstarted origin, `too_large`). Whether the fork may be made at all (its
         id free, its command_id new) is still decided on the partition's loop."""
-        envs = self.host.fork(game_id, origin, seed, now=int(time.time() * 1000), command_id=command_id)
+        envs = self.host.fork(game_id, origin, seed, now=self.now_ms(), command_id=command_id)
         state = self.host.fold(envs)
         values = self._encode(game_id, envs, len(origin)) if self._max_record is not None else None
         return PreparedFork(envs, state, values, len(origin))

@@ -47,7 +47,8 @@ def test_a_failed_take_up_of_a_rebuild_assigned_from_zero_reads_from_zero_again(
     p._report_lag = lambda consumer: None
     consumer = _Consumer(settings.kafka.topic(GAME))
     redis.set(Keys(prefix).epoch(), 1)
-    p.epoch, p._assigned_from_zero = 0, 1  # as assigned() leaves them for the pending rebuild
+    # As assigned() leaves them for the pending rebuild: partition 0 assigned at its start.
+    p.epoch, p._assigned_for, p._assigned_starts = 0, 1, {(consumer.topic, 0): 0}
     try:
         try:
             p._check_epoch(consumer)

@@ -50,6 +50,8 @@ def test_a_rebuild_whose_rewind_cannot_seek_a_partition_for_stall_s_makes_the_co
                                  stall_s=30)
     p = Projector(settings, games=["journey"])
     p.redis = _Redis()
+    # The epoch and the record read in one step (a script): partitions 0 and 1 at their entries.
+    p._take_partitions = lambda partitions: (1, {("t", 0): 5, ("t", 1): 7})
     p.recorded[("t", 0)], p.recorded[("t", 1)] = 5, 7
     consumer = _Consumer()
     stalled = []

@@ -12,7 +12,10 @@ does not continue the stored version is refused (returns -1) so the projector ca
 log instead of writing a hole. A fold from the game's first event is whole, so it is written
 whenever the game has no stored state and the fold reaches at least the stored version (a meta
 left without its state, by an eviction or a hand, would otherwise refuse every fold of the
-game for good; an older fold, a projector behind another, never rolls a newer one back).
+game for good; an older fold, a projector behind another, never rolls a newer one back). Such
+a fold that has not reached the stored version yet gets 3: the projector keeps it and goes on
+with it in the next batch (`Flush.whole`, with every join since the first event), since a
+fold of the game started again from its stored version has no state to start from.
 
 A finished game's keys expire `finished_ttl_s` after its last event (PEXPIREAT, so a fold
 again from the log, after a rebuild or a rewind, does not make old games live for another
@@ -41,13 +44,15 @@ APPLY = """
 local stored = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 local first = tonumber(ARGV[1])
 local last = tonumber(ARGV[2])
-if first == 1 and last >= stored and redis.call('EXISTS', KEYS[2]) == 0 then
+local whole = (first == 1 or ARGV[4] == '1') and redis.call('EXISTS', KEYS[2]) == 0
+if whole and last >= stored then
   redis.call('DEL', KEYS[1])
+elseif whole then return 3
 elseif stored > last then return 2
 elseif stored == last then return 0
 elseif stored ~= first - 1 then return -1 end
-local nmeta = tonumber(ARGV[4])
-local i = 5
+local nmeta = tonumber(ARGV[5])
+local i = 6
 local meta = {}
 for n = 1, nmeta do
   meta[#meta + 1] = ARGV[i]; meta[#meta + 1] = ARGV[i + 1]; i = i + 2
@@ -94,6 +99,9 @@ class Flush:
     first_seq: int
     state: TableState
     joins: dict[int, int] = field(default_factory=dict)  # seat -> seq of its SeatJoined (0: left)
+    # A fold from the game's first event (in this batch or an earlier one, whose APPLY answered
+    # 3), joins holding every join since: written whole over a meta without its state.
+    whole: bool = False
 
 
 class ReadModels:
@@ -171,8 +179,9 @@ class ReadModels:
         listings of the games that are now current (applied, or applied before). A failure
         between the two round trips is repaired when the game's state is next loaded
         (`relist`). Per game 1 (applied), 0 (applied before), 2 (Redis holds a later version:
-        its writer listed it), -1 (refused) or UNVIEWABLE (its views could not be made: nothing
-        of it written)."""
+        its writer listed it), 3 (a fold from the first event, behind a meta without its state:
+        nothing written, the fold goes on), -1 (refused) or UNVIEWABLE (its views could not be
+        made: nothing of it written)."""
         pipe = self.r.pipeline(transaction=False)
         messages: list[str | None] = []
         for f in flushes:
@@ -297,7 +306,8 @@ class ReadModels:
         for seat in range(state.seats):
             views[str(seat)] = canonical_json(host.view(state, seat))
             views[f"actions:{seat}"] = host.legal_actions_json(state, seat)
-        args: list[Any] = [f.first_seq, state.version, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), len(meta)]
+        args: list[Any] = [f.first_seq, state.version, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL),
+                           "1" if f.whole else "0", len(meta)]
         for key, value in meta.items():
             args.extend((key, value))
         args.append(len(views))

@@ -4,7 +4,9 @@ events into Redis (see models.py), committing offsets only after the Redis write
 It heals itself: a batch that does not continue a game's stored version (Redis lost data,
 or a rebuild dropped the models) makes it re-read that partition from offset zero, which
 is harmless because every write is guarded by seq. `croupier projector rebuild` drops the
-read models and bumps an epoch that running projectors watch, so they re-read everything.
+read models (the record of offsets below first) and bumps an epoch that running projectors
+watch, so they read every partition again from the record, which holds only what was folded
+since the drop by projectors that took that epoch up (RECORD_OFFSETS).
 
 Where each partition's folded events end is also kept in Redis (`Keys.offsets`), written after
 the read models it covers and before the offsets are committed to Kafka: Redis's append-only
@@ -19,6 +21,7 @@ its partitions (a loss with no restart seen, on a partition with no new events t
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import time
@@ -46,21 +49,105 @@ log = structlog.get_logger("croupier.projector")
 GROUP = "croupier-projector"
 NO_JOINS: dict[int, int] = {}  # a Flush's joins when the batch changed no seat (never written to)
 FINISHED_TTL_S = 7 * 86_400  # how long a finished game's read models stay in Redis (0: for good)
-SWEEP_EVERY_S = 60.0
+SWEEP_EVERY_S = 60.0  # how often the listings lose the finished games whose read models expired
 
-# Redis's record of offsets (Keys.offsets), advanced only over what the writer knows it holds.
-# KEYS: the record; ARGV: (field, expected value or "" for no entry, new value) per partition.
-# Returns the first field whose value is not the expected one (and writes nothing), else nil.
+# Redis's record of offsets (Keys.offsets), advanced only over what the writer knows it holds,
+# and only while no rebuild is marked (Keys.rebuilding) and the projection epoch (Keys.epoch)
+# is the one the writer has taken up: checked in the same step as the write, so no entry is
+# written by a projector that has not yet seen the rebuild that dropped the read models it
+# covers. Every entry of the record is so written after the last rebuild's drop, by a projector
+# that had taken its epoch up: it covers read models Redis holds (a take-up resumes from it).
+# KEYS: the record, the rebuild's mark, the epoch. ARGV: the writer's epoch, then (field,
+# expected value or "" for no entry, new value) per partition. Returns nil when written, else
+# {"rebuilding"}, {"epoch", what the epoch holds} or {"moved", the first field whose value is
+# not the expected one}, and writes nothing.
 RECORD_OFFSETS = """
-for i = 1, #ARGV, 3 do
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'rebuilding'} end
+local epoch = redis.pcall('GET', KEYS[3])
+if type(epoch) == 'table' then return {'epoch', '?'} end
+if (epoch or '0') ~= ARGV[1] then return {'epoch', epoch or '0'} end
+for i = 2, #ARGV, 3 do
   local current = redis.call('HGET', KEYS[1], ARGV[i])
-  if (current or '') ~= ARGV[i + 1] then return ARGV[i] end
+  if (current or '') ~= ARGV[i + 1] then return {'moved', ARGV[i]} end
 end
-for i = 1, #ARGV, 3 do
+for i = 2, #ARGV, 3 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 2])
 end
 return nil
-"""  # how often the listings lose the finished games whose read models expired
+"""
+
+# Taking partitions (an assignment, or a rebuild's epoch taken up): the epoch and each
+# partition's entry in the record, read in one step (so no rebuild's drop comes between them),
+# and, with no rebuild marked, an entry of 0 for each partition that has none (or one that is
+# no offset), before any write of the taker's: an entry made only with a batch's writes could
+# be lost with them (a Redis back without its last second), and then be made again past them.
+# KEYS: the record, the rebuild's mark, the epoch. ARGV: the fields. Returns {epoch (or "?"
+# when it is not a string), marked (0/1), entry or "" per field}.
+TAKE_PARTITIONS = """
+local epoch = redis.pcall('GET', KEYS[3])
+if type(epoch) == 'table' then epoch = '?' end
+local marked = redis.call('EXISTS', KEYS[2])
+local out = {epoch or '0', marked}
+for i = 1, #ARGV do
+  local v = redis.call('HGET', KEYS[1], ARGV[i])
+  if not (v and string.match(v, '^%d+$')) then
+    v = ''
+    if marked == 0 then redis.call('HSET', KEYS[1], ARGV[i], '0'); v = '0' end
+  end
+  out[#out + 1] = v
+end
+return out
+"""
+
+# The epoch holding something that is no epoch (a hand, another program): set to ARGV[2] if it
+# still holds what was read (ARGV[1]; "?" for a key of another type). Returns what it holds.
+REPAIR_EPOCH = """
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind == 'none' then return '0' end
+if kind == 'string' then
+  local v = redis.call('GET', KEYS[1])
+  if v ~= ARGV[1] then return v end
+end
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[2])
+return ARGV[2]
+"""
+
+# The acknowledgement of an epoch taken up: never moved backwards (several projectors ack), and
+# anything there that is no epoch is written over.
+ACK_EPOCH = """
+local c = redis.pcall('GET', KEYS[1])
+if type(c) == 'table' then redis.call('DEL', KEYS[1]); c = false end
+if c and string.match(c, '^%d+$') and tonumber(c) >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""
+
+# A rebuild's new epoch: past both the epoch and the last acknowledged one, whatever either
+# holds (INCR failed on a value that is no integer, after the read models were dropped).
+BUMP_EPOCH = """
+local function epoch(key)
+  local v = redis.pcall('GET', key)
+  if type(v) == 'string' and #v <= 15 and (v == '0' or string.match(v, '^[1-9]%d*$')) then return tonumber(v) end
+  return 0
+end
+local new = string.format('%d', math.max(epoch(KEYS[1]), epoch(KEYS[2])) + 1)
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[1], new)
+return new
+"""
+
+_EPOCH = re.compile(r"(0|[1-9][0-9]{0,14})")
+
+
+def epoch_value(raw) -> int | None:
+    """A projection epoch as Redis holds it (None: no key, 0), or None for a value that is no
+    epoch (a hand or another program wrote it): a canonical non-negative integer, as INCR and
+    BUMP_EPOCH write it."""
+    if raw is None:
+        return 0
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    return int(text) if _EPOCH.fullmatch(text) else None
 
 
 @dataclass(frozen=True)
@@ -120,6 +207,10 @@ class Projector:
         # The events of a command whose last events a batch did not bring yet, per game: its
         # partition and the records (envelope, offset), folded again with the next batch.
         self.held: dict[str, tuple[TopicPartition, list[tuple[Envelope, int]]]] = {}
+        # Games whose cached state is a fold from their first event that Redis has not taken
+        # yet (APPLY answered 3: a later version stored without its state): every join since
+        # that first event, written with the fold once it reaches the stored version.
+        self.whole_joins: dict[str, dict[int, int]] = {}
         # Games whose log holds a record this projector cannot fold (skip_record): game_id ->
         # where and why. Their read models stay as the last whole command before it left them,
         # and their later records are skipped, not held nor rewound for.
@@ -132,7 +223,12 @@ class Projector:
         # (topic, partition, game_id) -> the offset of the record after a gap in that game's
         # seqs, for which the partition was rewound to zero: met there again, the events
         # missing are not in the log, and the game is stuck rather than rewound for ever.
+        # Dropped once that record folds (the gap was Redis's, not the log's).
         self.gaps: dict[tuple[str, int, str], int] = {}
+        # The partitions whose entry in Redis's record this projector has written since their
+        # last rewind to zero: a fold again from such an entry goes on with that read from
+        # zero, so it keeps the partition's gaps (_fold_again).
+        self._recorded_since_rewind: set[tuple[str, int]] = set()
         self.partition_counts: dict[str, int] = {}  # per topic, as connect() found it
         self._partitions_asked: dict[str, float] = {}
         self._stop = threading.Event()
@@ -153,15 +249,20 @@ class Projector:
         self._unsought: set[tuple[str, int]] = set()
         self.consumer: Consumer | None = None
         self.epoch = 0
-        # The epoch whose rewind the last assignment already made (its partitions were
-        # assigned at the beginning): _check_epoch then only commits and acknowledges it.
-        self._assigned_from_zero: int | None = None
+        # The epoch the last assignment already took the partitions up for (assigned where
+        # Redis's record said, in the step that read the epoch): _check_epoch then only commits
+        # their starts (_assigned_starts) and acknowledges it.
+        self._assigned_for: int | None = None
+        self._assigned_starts: dict[tuple[str, int], int | None] = {}
         self.rewound: set[TopicPartition] = set()
         self.redis_run_id: str | None = None  # the Redis process folded into (_check_redis)
         # Per assigned partition: the value of Redis's record of offsets as this projector last
         # read or wrote it (None: no entry), which its next write expects (RECORD_OFFSETS).
         self.recorded: dict[tuple[str, int], int | None] = {}
         self._record = self.redis.register_script(RECORD_OFFSETS)
+        self._take = self.redis.register_script(TAKE_PARTITIONS)
+        self._repair_epoch = self.redis.register_script(REPAIR_EPOCH)
+        self._ack_epoch = self.redis.register_script(ACK_EPOCH)
         # A fold again (_fold_again) Redis did not answer: its seek is still to be made, and
         # nothing consumed meanwhile is folded (it would be committed past what was dropped).
         self._fold_again_due = False
@@ -176,53 +277,62 @@ class Projector:
         if not rewinding:
             for tp in gone:
                 self.recorded.pop((tp.topic, tp.partition), None)
+                self._recorded_since_rewind.discard((tp.topic, tp.partition))
             names = {(tp.topic, tp.partition) for tp in gone}
             for key in [k for k in self.gaps if k[:2] in names]:
                 del self.gaps[key]
         for gid in [g for g, tp in self.partition_of.items() if tp in gone]:
             self.cache.pop(gid, None)
             self.partition_of.pop(gid, None)
+            self.whole_joins.pop(gid, None)
         for gid in [g for g, (tp, _) in self.held.items() if tp in gone]:
             del self.held[gid]
 
-    def _forget_all(self) -> None:
+    def _forget_all(self, *, gaps: bool = True) -> None:
         self.cache.clear()
+        self.whole_joins.clear()
         self.partition_of.clear()
         self.held.clear()
-        self.gaps.clear()
+        if gaps:
+            self.gaps.clear()
+            self._recorded_since_rewind.clear()
 
     def assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        """on_assign: take the partitions, from the beginning if a rebuild is not folded yet.
+        """on_assign: take the partitions where Redis's record of offsets says (their start
+        where it has no entry), and take up a rebuild's epoch from there if it is new.
 
-        librdkafka cannot seek a partition before its fetcher runs, so a rewind that is due
-        when the partitions arrive is made here, by assigning them at the beginning."""
-        self._assigned_from_zero = None
+        The epoch and the record are read in one step (TAKE_PARTITIONS): every entry the record
+        holds was written, after the last rebuild's drop, by a projector that had taken that
+        rebuild's epoch up (RECORD_OFFSETS), so it covers read models Redis holds, and a take-up
+        goes on from it rather than reading the partition from zero again. librdkafka cannot
+        seek a partition before its fetcher runs, so a take-up due when the partitions arrive
+        is made here, by assigning them at their starts."""
+        self._assigned_for = None
+        self._assigned_starts = {}
         self._unsought = set()
-        try:
-            epoch = int(self.redis.get(self.keys.epoch()) or 0)
-        except redis.RedisError:
-            epoch = self.epoch  # _check_epoch sees the rebuild once Redis answers, and seeks then
-        if epoch != self.epoch and partitions:
+        taken = None
+        if partitions:
+            try:
+                taken = self._take_partitions(partitions)
+            except redis.RedisError:
+                # With Redis away, librdkafka starts each partition from the group's committed
+                # offset; _check_epoch sees a rebuild once Redis answers, and seeks then.
+                taken = None
+        if taken is not None:
+            epoch, starts = taken
             for tp in partitions:
-                tp.offset = OFFSET_BEGINNING
-            self._assigned_from_zero = epoch
-        stored = self._stored_offsets() if partitions else None
-        for tp in partitions:
-            key = (tp.topic, tp.partition)
-            self.recorded[key] = (stored or {}).get(key)
-            # Where Redis's read models of the partition end: its entry in Redis's record, or
-            # its start without one (Redis lost the entry with the writes it covered, or
-            # everything, or no projector folded it yet). With Redis away, librdkafka starts
-            # it from the group's committed offset.
-            if self._assigned_from_zero is None and stored is not None:
-                tp.offset = self.recorded[key] if self.recorded[key] is not None else OFFSET_BEGINNING
-        if self._assigned_from_zero is None and stored is not None:
-            self._record_start([tp for tp in partitions if self.recorded[(tp.topic, tp.partition)] is None])
+                key = (tp.topic, tp.partition)
+                self.recorded[key] = starts[key]
+                tp.offset = starts[key] if starts[key] else OFFSET_BEGINNING
+            if epoch != self.epoch:
+                self._assigned_for = epoch
+                self._assigned_starts = dict(starts)
         for tp in partitions:
             if tp.offset == OFFSET_BEGINNING or tp.offset >= 0:
                 self._unstick(tp.topic, tp.partition, max(tp.offset, 0))
         consumer.assign(partitions)
-        log.info("partitions_assigned", partitions=len(partitions), from_zero=self._assigned_from_zero is not None)
+        log.info("partitions_assigned", partitions=len(partitions), epoch_taken_up=self._assigned_for,
+                 from_record=sum(1 for tp in partitions if tp.offset > 0))
 
     def _unstick(self, topic: str, partition: int, start: int) -> None:
         """The partition is read again from `start`: its stuck games whose record is at or
@@ -231,23 +341,65 @@ class Projector:
             del self._stuck_at[gid]
             self.stuck.pop(gid, None)
 
-    def _record_start(self, partitions: list[TopicPartition]) -> None:
-        """Give Redis's record an entry, before any write of ours, for partitions it has none
-        for: 0, where they start. An entry made only with a batch's writes could be lost with
-        them (a Redis back without its last second), and then be made again past them."""
-        if not partitions:
-            return
-        args: list = []
-        for tp in partitions:
-            args.extend((f"{tp.topic}/{tp.partition}", "", 0))
+    def _take_partitions(self, partitions) -> tuple[int, dict[tuple[str, int], int | None]]:
+        """The epoch and where each partition's read models end (TAKE_PARTITIONS: its entry in
+        Redis's record, else 0, entered; None while a rebuild is marked and there is none),
+        read in one step. Raises RedisError when Redis does not answer."""
+        fields = [f"{tp.topic}/{tp.partition}" for tp in partitions]
+        for attempt in range(2):
+            try:
+                answer = self._take(keys=[self.keys.offsets(), self.keys.rebuilding(), self.keys.epoch()],
+                                    args=fields)
+                break
+            except redis.ResponseError as exc:
+                if "WRONGTYPE" not in str(exc) or attempt:
+                    raise
+                self._stored_offsets()  # not a hash: dropped, as a record lost
+        raw_epoch, values = answer[0], answer[2:]
+        epoch = epoch_value(raw_epoch)
+        if epoch is None:
+            epoch = self._junk_epoch(raw_epoch)
+        starts: dict[tuple[str, int], int | None] = {}
+        for tp, value in zip(partitions, values):
+            text = _text(value)
+            starts[(tp.topic, tp.partition)] = int(text) if text else None
+        return epoch, starts
+
+    def _epoch_now(self) -> int:
+        """The projection epoch Redis holds (0 without one); a value that is no epoch is
+        replaced first (_junk_epoch)."""
         try:
-            moved = self._record(keys=[self.keys.offsets()], args=args)
-        except redis.RedisError:
-            return
-        if moved:
-            return  # another projector wrote one meanwhile: the first commit finds out
-        for tp in partitions:
-            self.recorded[(tp.topic, tp.partition)] = 0
+            raw = self.redis.get(self.keys.epoch())
+        except redis.ResponseError as exc:
+            if "WRONGTYPE" not in str(exc):
+                raise
+            raw = "?"  # a key of another type
+        epoch = epoch_value(raw)
+        return epoch if epoch is not None else self._junk_epoch(raw)
+
+    def _junk_epoch(self, raw) -> int:
+        """The epoch holds something that is no epoch (a hand, another program): neither a
+        crash nor a guess. It is set past every epoch taken up (this projector's, the last
+        acknowledged), as a rebuild's bump would: every projector takes it up, going on from
+        Redis's record of offsets, which no rebuild dropped meanwhile (a rebuild drops before it
+        bumps, and its bump writes over any value). Nothing is recorded or committed while the
+        epoch is not the one taken up (RECORD_OFFSETS), so no entry was written meanwhile."""
+        for _ in range(3):
+            try:
+                ack = epoch_value(self.redis.get(self.keys.epoch_ack())) or 0
+            except redis.ResponseError:
+                ack = 0
+            new = max(self.epoch, ack) + 1
+            found = _text(raw) if raw is not None else ""
+            held = self._repair_epoch(keys=[self.keys.epoch()], args=[found, new])
+            epoch = epoch_value(held)
+            log.error("epoch_unreadable", key=self.keys.epoch(), found=_clip(repr(found)),
+                      action=f"set to {new}: every projector takes it up from Redis's record of offsets"
+                      if epoch == new else "written meanwhile", now=_clip(_text(held)))
+            if epoch is not None:
+                return epoch
+            raw = held
+        raise redis.RedisError("the projection epoch keeps holding values that are no epoch")
 
     def _stored_offsets(self) -> dict[tuple[str, int], int] | None:
         """Keys.offsets, read from Redis: where each partition's read models end. A partition
@@ -288,7 +440,10 @@ class Projector:
         # Start from the last rebuild any projector acknowledged, read before joining: a
         # rebuild requested since then (even while this process was starting) is not yet
         # folded, so the first assignment re-reads from zero (see assigned and _check_epoch).
-        self.epoch = int(self.redis.get(self.keys.epoch_ack()) or 0)
+        try:
+            self.epoch = epoch_value(self.redis.get(self.keys.epoch_ack())) or 0
+        except redis.ResponseError:
+            self.epoch = 0  # not a string: the first take-up writes over it (ACK_EPOCH)
         self.redis_run_id = self._run_id()
         for topic in self.topics:
             ensure_topic(self.s.kafka, topic)
@@ -472,35 +627,37 @@ class Projector:
         usable = set(consumer.assignment()) - rewound
         offsets = [TopicPartition(topic, partition, end) for (topic, partition), end in self.commit_offsets(batch).items()
                    if TopicPartition(topic, partition) in usable]
-        if offsets and self.redis.exists(self.keys.rebuilding()):
-            # A rebuild is dropping the record and the read models: an entry written now would
-            # cover writes the drop goes on to unlink, and outlive it (a partition handed, before
-            # we take its epoch up, to a projector that took it up already would be read from
-            # there, the games before it never folded again). Its epoch reads everything again:
-            # nothing is recorded nor committed till then.
-            return
         if offsets:
             # Redis's record first (after the writes it covers, on the same connection), and
             # only over the values this projector knows it holds: a record that moved under it
             # (a Redis that came back without its last writes, or another projector's) means
             # those writes may be lost, and nothing is committed before they are folded again.
-            args: list = []
+            # In the same step (RECORD_OFFSETS): nothing while a rebuild is marked (it is
+            # dropping the record and the read models: an entry written now would cover writes
+            # the drop goes on to unlink, and outlive it), nor before this projector has taken
+            # the rebuild's epoch up (its writes since may have gone with the drop). The
+            # epoch, taken up next round, reads again what the entry was to cover.
+            args: list = [str(self.epoch)]
             for tp in offsets:
                 known = self.recorded.get((tp.topic, tp.partition))
                 args.extend((f"{tp.topic}/{tp.partition}", "" if known is None else known, tp.offset))
             try:
-                moved = self._record(keys=[self.keys.offsets()], args=args)
+                refused = self._record(keys=[self.keys.offsets(), self.keys.rebuilding(), self.keys.epoch()],
+                                       args=args)
             except redis.ResponseError as exc:
                 if "WRONGTYPE" not in str(exc):
                     raise
                 self._stored_offsets()  # drops it: then it is a record lost
-                moved = "the record, which was not a hash"
-            if moved:
-                log.warning("offsets_record_moved", partition=_text(moved))
+                refused = [b"moved", "the record, which was not a hash"]
+            if refused:
+                if _text(refused[0]) != "moved":
+                    return  # a rebuild marked, or an epoch not taken up yet: nothing committed
+                log.warning("offsets_record_moved", partition=_text(refused[1]))
                 self._fold_again(consumer)
                 return
             for tp in offsets:
                 self.recorded[(tp.topic, tp.partition)] = tp.offset
+                self._recorded_since_rewind.add((tp.topic, tp.partition))
             for tp in consumer.commit(offsets=offsets, asynchronous=False) or []:
                 if tp.error is not None:
                     raise KafkaException(tp.error)
@@ -551,13 +708,22 @@ class Projector:
         from its entry in Redis's record of offsets, or from its start where the record has
         none (lost with the writes it covered, or with everything). What was folded since may
         not be in Redis (a Redis error, a restart); folding again what it still holds changes
-        nothing, as every write is guarded by seq."""
-        self._forget_all()
-        self._assigned_from_zero = None  # seeking to the record's offsets undoes that rewind
+        nothing, as every write is guarded by seq.
+
+        A partition read again from zero for a gap (self.gaps) keeps its gaps when it goes
+        back to its start, or to an entry this projector wrote since that rewind and Redis
+        still holds as written (so Redis holds what that read from zero folded before it):
+        it goes on with that read, and a gap met again is in the log. Else they are dropped:
+        read from an older entry, a game whose read models Redis lacked (the gap) would be
+        taken for a gap in the log."""
+        self._forget_all(gaps=False)
+        self._assigned_for = None  # seeking to the record's offsets undoes that take-up
         self._fold_again_due = True
         assigned = consumer.assignment()
         if not assigned:
             self._fold_again_due = False  # the next assignment starts from Redis's record
+            self.gaps.clear()
+            self._recorded_since_rewind.clear()
             return
         stored = self._stored_offsets()
         if stored is None:
@@ -565,32 +731,53 @@ class Projector:
             # drops it; run() makes this seek before it folds anything again.
             return
         self._fold_again_due = False
+        held = {(tp.topic, tp.partition) for tp in assigned}
+        for key in [k for k in self.gaps if k[:2] not in held]:
+            del self.gaps[key]
         for tp in assigned:
             key = (tp.topic, tp.partition)
-            self.recorded[key] = stored.get(key)
-            self._unstick(tp.topic, tp.partition, stored.get(key, 0))
+            start = stored.get(key)
+            goes_on = not start or (key in self._recorded_since_rewind and start == self.recorded.get(key))
+            if not goes_on:
+                for gap in [k for k in self.gaps if k[:2] == key]:
+                    del self.gaps[gap]
+            self._recorded_since_rewind.discard(key)
+            if goes_on and start:
+                self._recorded_since_rewind.add(key)
+            self.recorded[key] = start
+            self._unstick(tp.topic, tp.partition, start or 0)
             try:
-                consumer.seek(TopicPartition(tp.topic, tp.partition, stored.get(key, OFFSET_BEGINNING)))
+                consumer.seek(TopicPartition(tp.topic, tp.partition, start if start else OFFSET_BEGINNING))
             except KafkaException:
                 pass  # not fetched yet: it starts from the committed offset anyway
 
     def _check_epoch(self, consumer: Consumer) -> bool:
-        """Rewind every assigned partition to zero once a rebuild is requested; True if it did."""
-        epoch = int(self.redis.get(self.keys.epoch()) or 0)
+        """Take a new projection epoch (a rebuild's) up: every assigned partition is read again
+        from where Redis's record of offsets says, read in one step with the epoch (its start
+        where the record has no entry: a rebuild dropped the record, so after one, from zero
+        every partition no projector has folded again yet). True if it sought (the round's
+        batch, read before, is dropped)."""
+        epoch = self._epoch_now()
         if epoch == self.epoch:
             return False
         assigned = consumer.assignment()
         if not assigned:
-            return False  # not in the group yet: rewind once partitions arrive
-        from_zero = self._assigned_from_zero == epoch
-        # Once only: should a step below fail (Redis, or the commit of offset 0), run() drops
-        # this round's batch, which was read from zero; the next try must seek there again.
-        self._assigned_from_zero = None
-        if not from_zero:
+            return False  # not in the group yet: taken up once partitions arrive
+        taken_up = self._assigned_for == epoch
+        starts = self._assigned_starts
+        # Once only: should a step below fail (Redis, or the commit), run() drops this round's
+        # batch, which was read from the starts; the next try must seek there again.
+        self._assigned_for = None
+        self._assigned_starts = {}
+        if not taken_up:
+            epoch, starts = self._take_partitions(assigned)
+            if epoch == self.epoch:
+                return False  # moved back meanwhile (a hand): nothing to take up
             unsought = []
             for tp in assigned:
+                start = starts.get((tp.topic, tp.partition))
                 try:
-                    consumer.seek(TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
+                    consumer.seek(TopicPartition(tp.topic, tp.partition, start if start else OFFSET_BEGINNING))
                 except KafkaException:
                     unsought.append(f"{tp.topic}/{tp.partition}")
             if unsought:
@@ -603,27 +790,24 @@ class Projector:
                 self._forget_all()
                 return True
         self._unsought = set()
-        log.info("rebuild_requested", epoch=epoch, partitions=len(assigned))
+        from_zero = [tp for tp in assigned if not starts.get((tp.topic, tp.partition))]
+        log.info("rebuild_requested", epoch=epoch, partitions=len(assigned), from_zero=len(from_zero),
+                 from_record=len(assigned) - len(from_zero))
         self._forget_all()
         for tp in assigned:
-            self._unstick(tp.topic, tp.partition, 0)  # the rebuild dropped their read models too
-        # Redis's record of offsets goes back with them (a restart reads from zero too).
-        self.redis.hdel(self.keys.offsets(), *(f"{tp.topic}/{tp.partition}" for tp in assigned))
-        for tp in assigned:
-            self.recorded[(tp.topic, tp.partition)] = None
-        # Make the rewind durable, so a partition that moves to another projector
-        # before we re-fold it is re-read from zero there too.
-        consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, 0) for tp in assigned], asynchronous=False)
-        self.m_rewinds.inc(len(assigned))
+            key = (tp.topic, tp.partition)
+            self.recorded[key] = starts.get(key)
+            self._unstick(tp.topic, tp.partition, starts.get(key) or 0)
+        # Make the starts durable, so a partition that moves to another projector while Redis
+        # is away is read from there too (librdkafka starts it from the committed offset).
+        consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, starts.get((tp.topic, tp.partition)) or 0)
+                                 for tp in assigned], asynchronous=False)
+        self.m_rewinds.inc(len(from_zero))
         self.epoch = epoch
-        self._assigned_from_zero = None
         self._report_lag(consumer)
-        ack = self.keys.epoch_ack()
-        # Never move the acknowledgement backwards (several projectors may ack).
-        self.redis.eval("local c = tonumber(redis.call('GET', KEYS[1]) or '0') "
-                        "if tonumber(ARGV[1]) > c then redis.call('SET', KEYS[1], ARGV[1]) end return 1",
-                        1, ack, epoch)
-        return not from_zero
+        # Never moved backwards (several projectors ack).
+        self._ack_epoch(keys=[self.keys.epoch_ack()], args=[epoch])
+        return not taken_up
 
     def envelope(self, msg: Message) -> tuple[Envelope | None, str, str]:
         """The record's envelope, and why it is not one of its partition's games' (reason, why;
@@ -675,6 +859,7 @@ class Projector:
         self._stuck_at[gid] = (tp.topic, tp.partition, offset)
         self.cache.pop(gid, None)
         self.partition_of.pop(gid, None)
+        self.whole_joins.pop(gid, None)
         self.held.pop(gid, None)
         self.gaps.pop((tp.topic, tp.partition, gid), None)
         self.m_skipped.labels(tp.topic, reason).inc()
@@ -721,7 +906,9 @@ class Projector:
             first = None
             end = 0  # the seq that ends the command under way
             rest = 0  # records[rest:] not shown yet are held for the next batch
-            joins: dict[int, int] = {}
+            # A fold from the game's first event going on (whole): every join since then.
+            whole = self.whole_joins.get(gid) if state is not None else None
+            joins: dict[int, int] = dict(whole) if whole else {}
             tp = where[gid]
             for i, (env, offset) in enumerate(records):
                 if env.seq <= version:
@@ -745,6 +932,10 @@ class Projector:
                     log.warning("gap", game_id=gid, seq=env.seq, version=version,
                                 partition=f"{tp.topic}/{tp.partition}", offset=offset)
                     break
+                if self.gaps and self.gaps.get((tp.topic, tp.partition, gid)) == offset:
+                    # The record a gap was met at follows now: the gap was in Redis's read
+                    # models (a game's keys gone), not in the log.
+                    del self.gaps[(tp.topic, tp.partition, gid)]
                 if env.cause is not None:
                     if version < end:  # a new command before the last one's count ran out
                         shown, shown_at, shown_joins, rest = state, version, dict(joins) if joins else NO_JOINS, i
@@ -771,17 +962,29 @@ class Projector:
                 self.held[gid] = (where[gid], tail)
             if first is not None and shown is not None and shown_at >= first:
                 at[gid] = next(o for e, o in records if e.seq == shown_at)
-                flushes.append(Flush(gid, game_type, first, shown, shown_joins))
+                flushes.append(Flush(gid, game_type, first, shown, shown_joins, whole=whole is not None))
                 applied += shown_at - first + 1
                 self.m_events.labels(game_type).inc(shown_at - first + 1)
         if flushes:
             results = self.models.apply(flushes, self.hosts)
             for f, result in zip(flushes, results):
                 if result == UNVIEWABLE:
+                    self.whole_joins.pop(f.game_id, None)
                     tp = where[f.game_id]
                     self.stick(f.game_id, tp, at[f.game_id], "unviewable",
                                f"its views at seq {f.state.version} cannot be made (see read_model_unviewable)")
-                elif result < 0:
+                elif result == 3:
+                    # Redis holds a later version of the game without its state (an eviction,
+                    # a hand, a state unreadable and dropped): this fold from its first event
+                    # goes on in the next batch, and is written whole once it reaches it.
+                    # Dropped, the next batch started from the stored version, had no state to
+                    # start from, and took it for a gap in the log: stuck for good.
+                    self.cache[f.game_id] = f.state
+                    self.partition_of[f.game_id] = where[f.game_id]
+                    self.whole_joins[f.game_id] = dict(f.joins)
+                    continue
+                self.whole_joins.pop(f.game_id, None)
+                if result < 0:
                     rewind.add(where[f.game_id])
                     self.cache.pop(f.game_id, None)
                 elif result == 2 or f.state.status == OVER:
@@ -795,6 +998,7 @@ class Projector:
         self.rewound = rewind
         if rewind and consumer is not None:
             self.forget(rewind, rewinding=True)
+            self._recorded_since_rewind.difference_update((tp.topic, tp.partition) for tp in rewind)
             for tp in rewind:
                 try:
                     # Being fetched (its records are in this batch), so librdkafka can seek it.
@@ -836,12 +1040,22 @@ class Projector:
         if lag:
             # Each reading names the epoch this projector has rewound for, in the same
             # transaction: a rebuild's wait must not take a reading of the fold before it.
-            pipe = self.redis.pipeline(transaction=True)
-            pipe.hset(self.keys.lag(), mapping=lag)
-            pipe.hset(self.keys.lag_epoch(), mapping={field: self.epoch for field in lag})
-            pipe.expire(self.keys.lag(), LAG_TTL_S)
-            pipe.expire(self.keys.lag_epoch(), LAG_TTL_S)
-            pipe.execute()
+            for attempt in range(2):
+                pipe = self.redis.pipeline(transaction=True)
+                pipe.hset(self.keys.lag(), mapping=lag)
+                pipe.hset(self.keys.lag_epoch(), mapping={field: self.epoch for field in lag})
+                pipe.expire(self.keys.lag(), LAG_TTL_S)
+                pipe.expire(self.keys.lag_epoch(), LAG_TTL_S)
+                try:
+                    pipe.execute()
+                    return
+                except redis.ResponseError as exc:
+                    if "WRONGTYPE" not in str(exc) or attempt:
+                        raise
+                    # Not the hashes this code writes (a hand, another program): taken for Redis
+                    # away, every round folded again for good. Dropped: readings come each second.
+                    log.error("lag_wrong_type", keys=[self.keys.lag(), self.keys.lag_epoch()], action="dropped")
+                    self.redis.unlink(self.keys.lag(), self.keys.lag_epoch())
 
 
 WATCH_ASKS = 4  # partitions _watch asks the broker about in one round, at most
@@ -960,7 +1174,9 @@ def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wai
     # rewind does so again.
     r.set(keys.rebuilding(), "1", ex=REBUILDING_MARK_S)
     dropped = drop_keys(r, keys.read_model_patterns())
-    epoch = r.incr(keys.epoch())
+    # Past the epoch and the last acknowledged one, whatever either holds: an INCR of a value
+    # that is no integer failed here, with every read model dropped and the mark left set.
+    epoch = int(r.eval(BUMP_EPOCH, 2, keys.epoch(), keys.epoch_ack()))
     r.delete(keys.rebuilding())
     # Projectors not running now start from zero too: their committed offsets go back to 0.
     group = GROUP if not settings.key_prefix else f"{settings.key_prefix}{GROUP}"
@@ -979,15 +1195,36 @@ def _wait_caught_up(settings: ProjectorSettings, keys: Keys, r: redis.Redis, adm
     waiting: list[str] = []
     while True:
         expected = _event_partitions(settings, admin)
-        lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
-        seen = {k.decode(): int(v) for k, v in r.hgetall(keys.lag_epoch()).items()}
-        ack = int(r.get(keys.epoch_ack()) or 0)
+        # A reading that is no number (a hand, another program) is no reading: the projectors
+        # write over it within a second.
+        lag = _numbers(r, keys.lag())
+        seen = _numbers(r, keys.lag_epoch())
+        try:
+            ack = epoch_value(r.get(keys.epoch_ack())) or 0
+        except redis.ResponseError:
+            ack = 0
         waiting = sorted(p for p in expected or () if seen.get(p, 0) < epoch or lag.get(p, 1) != 0)
         if expected is not None and ack >= epoch and not waiting:
             return {"caught_up": True}
         if time.monotonic() >= deadline:
             return {"caught_up": False, "waiting_on": waiting}
         time.sleep(0.5)
+
+
+def _numbers(r: redis.Redis, key: str) -> dict[str, int]:
+    """A hash of readings per "topic/partition" (lag, lag_epoch), without those that are no
+    number."""
+    try:
+        raw = r.hgetall(key)
+    except redis.ResponseError:
+        return {}
+    out = {}
+    for field, value in raw.items():
+        try:
+            out[_text(field)] = int(value)
+        except ValueError:
+            continue
+    return out
 
 
 def _event_partitions(settings: ProjectorSettings, admin) -> set[str] | None:

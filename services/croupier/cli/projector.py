@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 
 def _seconds(text: str) -> float:
@@ -28,8 +29,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
+    # Its own errors name the command and its operation, as `croupier serve projector: …` does
+    # (main's generic handlers name the command only).
+    from croupier.cli.main import EXIT_UNAVAILABLE, unreachable
+    from croupier.config import ConfigError
     from croupier.projector.service import ProjectorSettings, rebuild
 
-    out = rebuild(ProjectorSettings.from_env(), wait_s=args.wait)
+    try:
+        out = rebuild(ProjectorSettings.from_env(), wait_s=args.wait)
+    except ConfigError as exc:
+        print(f"croupier projector rebuild: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        reason = unreachable(exc)
+        if reason is None:
+            raise
+        print(f"croupier projector rebuild: {reason}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     print(json.dumps(out, sort_keys=True))
     return 0 if out.get("caught_up", True) else 1

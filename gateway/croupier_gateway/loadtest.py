@@ -60,6 +60,7 @@ ABORT_GRACE_S = 30.0  # a worker told to give up its warm-up has this long to re
 CREATE_ANSWER_GRACE_S = 10.0  # a create in flight when the run ends: how long its answer (its table) is waited for
 STOP_GRACE_S = 30.0  # workers told to stop (SIGINT/SIGTERM of the load test) have this long to report
 CHECK_BUDGET_S = 180.0  # the check of the sample, all told: a gateway (or Kafka) that hangs does not hang the end
+FORCE_END_TRIES = 100  # a force-end answered 429 or 503 is tried again, within the budget, up to this often
 FORCE_END_BUDGET_S = 120.0  # ... and the force-end of the tables left (those not ended by then: force_end_failed)
 POLL_S = 0.2  # how often a worker looks whether it is told to stop (or its parent is gone)
 EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}  # 128 + the signal's number, as a shell reports it
@@ -982,9 +983,19 @@ async def force_end(cfg: Config, unfinished: Sequence[Sequence[str]]) -> tuple[i
             nonlocal ended, failed
             async with sem:
                 try:
-                    r = await http.post(f"/v1/operator/games/{game_id}/force-end",
-                                        headers={"authorization": f"Bearer {cfg.operator_token}"},
-                                        json={"reason": "load test ended", "command_id": f"loadtest-{game_id}"})
+                    for attempt in range(FORCE_END_TRIES):
+                        r = await http.post(f"/v1/operator/games/{game_id}/force-end",
+                                            headers={"authorization": f"Bearer {cfg.operator_token}"},
+                                            json={"reason": "load test ended", "command_id": f"loadtest-{game_id}"})
+                        if r.status_code not in (429, 503) or attempt == FORCE_END_TRIES - 1:
+                            break
+                        # The operator's rate limit (CROUPIER_RATE_LIMIT_PER_S: a thousand tables
+                        # are more than its burst), or a replica away a moment: the same force-end
+                        # again (its command id makes it one), within the budget.
+                        wait = min(0.05 * 2**attempt, 1.0)
+                        with contextlib.suppress(TypeError, ValueError):
+                            wait = min(max(float(r.headers.get("retry-after")), 0.0), 5.0)
+                        await asyncio.sleep(wait)
                     if r.status_code < 300 or r.status_code == 422:  # 422: it ended meanwhile
                         ended += 1
                     else:

@@ -214,3 +214,31 @@ class _NoKafka:
 
     def describe_topics(self, topics):
         raise OSError("no broker")
+
+
+def test_a_rebuild_stopped_in_the_middle_of_its_drop_bumps_its_epoch_and_takes_its_mark_away(
+        redis_url, redis, prefix, monkeypatch):
+    """A rebuild stopped halfway through its drop (Ctrl-C on a long one, an error) left its
+    mark for an hour and the epoch as it was: the projectors recorded and committed nothing for
+    that hour, and the read models it had dropped came back only after it. It now bumps the
+    epoch and takes the mark away whatever stopped it, so the projectors fold again from the
+    record it dropped first."""
+    from croupier.projector import service
+
+    keys = Keys(prefix)
+    settings = _settings(redis_url, prefix)
+    redis.hset(keys.offsets(), "t/0", 40)
+    redis.hset(keys.meta("g1"), "version", 3)
+
+    def drop_the_record_then_stop(r, patterns):
+        r.unlink(patterns[0])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(service, "drop_keys", drop_the_record_then_stop)
+    try:
+        _rebuild(settings, keys, redis, _NoKafka(), 0)
+        raise AssertionError("the drop was to be stopped")
+    except KeyboardInterrupt:
+        pass
+    assert not redis.exists(keys.rebuilding()) and redis.get(keys.epoch()) == b"1"
+    assert not redis.exists(keys.offsets()) and redis.exists(keys.meta("g1"))

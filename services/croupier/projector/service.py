@@ -1173,11 +1173,18 @@ def _rebuild(settings: ProjectorSettings, keys: Keys, r: redis.Redis, admin, wai
     # Redis that lost it, and fold from zero into keys being dropped, before the epoch's
     # rewind does so again.
     r.set(keys.rebuilding(), "1", ex=REBUILDING_MARK_S)
-    dropped = drop_keys(r, keys.read_model_patterns())
-    # Past the epoch and the last acknowledged one, whatever either holds: an INCR of a value
-    # that is no integer failed here, with every read model dropped and the mark left set.
-    epoch = int(r.eval(BUMP_EPOCH, 2, keys.epoch(), keys.epoch_ack()))
-    r.delete(keys.rebuilding())
+    try:
+        dropped = drop_keys(r, keys.read_model_patterns())
+    finally:
+        # Bumped and unmarked even when the drop stops halfway (Ctrl-C, an error): left
+        # marked, the projectors recorded and committed nothing for the mark's hour, and the
+        # read models dropped so far came back only after it. The epoch makes them read again
+        # from the record, which goes first (from zero, then), so a drop in part is folded
+        # again as a whole one is.
+        # Past the epoch and the last acknowledged one, whatever either holds: an INCR of a
+        # value that is no integer failed here, with every read model dropped and the mark set.
+        epoch = int(r.eval(BUMP_EPOCH, 2, keys.epoch(), keys.epoch_ack()))
+        r.delete(keys.rebuilding())
     # Projectors not running now start from zero too: their committed offsets go back to 0.
     group = GROUP if not settings.key_prefix else f"{settings.key_prefix}{GROUP}"
     reset = _reset_offsets(admin, group)

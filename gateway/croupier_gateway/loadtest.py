@@ -57,6 +57,7 @@ REPORT_VERSION = 1
 STAGGER_TIMEOUT_S = 1800.0  # how long the parent waits for the workers' warm-up (--stagger)
 READY_TIMEOUT_S = 120.0  # ... and for a worker to be ready without one
 ABORT_GRACE_S = 30.0  # a worker told to give up its warm-up has this long to report its tables
+UNAVAILABLE_TRIES = 20  # a create or join answered 503 is tried this often with its command id (as a move is)
 CREATE_ANSWER_GRACE_S = 10.0  # a create in flight when the run ends: how long its answer (its table) is waited for
 STOP_GRACE_S = 30.0  # workers told to stop (SIGINT/SIGTERM of the load test) have this long to report
 CHECK_BUDGET_S = 180.0  # the check of the sample, all told: a gateway (or Kafka) that hangs does not hang the end
@@ -226,7 +227,7 @@ class TimedClient:
     submit (by the action's type). Everything else passes through untouched.
 
     A command is timed once, from its first try to its acknowledgement: the retries of a 429
-    (here, for create_table and join_seat) and a move's retries (play_seat's, with the same
+    or a 503 (here, for create_table and join_seat) and a move's retries (play_seat's, with the same
     command id) are in its latency, as a player would wait them."""
 
     RETRIED = (429, 503)  # the answers play_seat tries a move again after
@@ -249,16 +250,20 @@ class TimedClient:
 
     async def _timed(self, kind: str, call, *, retry_throttled: bool = True, t0: float | None = None):
         t0 = self.clock() if t0 is None else t0  # once, before the first try
-        for attempt in range(60):
+        throttled = unavailable = 0
+        while True:
             try:
                 result = await call()
             except GatewayError as exc:
                 if exc.status == 429:
                     self.tally.rate_limited += 1
-                    if retry_throttled:
-                        await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
-                        continue
-                    raise
+                    throttled += 1
+                    if not retry_throttled:
+                        raise
+                    if throttled >= 60:
+                        raise GatewayError(429, "rate_limited", f"{kind} still rate limited after 60 tries") from None
+                    await asyncio.sleep(min(0.05 * 2**(throttled - 1), 1.0))
+                    continue
                 code = exc.code if exc.status == 422 else None
                 if (exc.status, code) in EXPECTED_REFUSALS:
                     # Another seat moved first, or the game ended: the bot has a newer view coming.
@@ -267,10 +272,20 @@ class TimedClient:
                 else:
                     self.tally.error(error_kind(exc))
                     exc.counted = True  # type: ignore[attr-defined]
+                if exc.status == 503 and retry_throttled:
+                    # A create or join answered 503 may have been done all the same (committed,
+                    # the answer lost): tried again with its command id, the gateway answers
+                    # with that table or seat, which would otherwise be left open with nobody
+                    # who knows it. As play_seat does for a move: 20 tries, then given up.
+                    unavailable += 1
+                    if unavailable >= UNAVAILABLE_TRIES:
+                        raise GatewayError(0, "gave_up", f"{kind} still answered {exc.status} {exc.code} after "
+                                                         f"{UNAVAILABLE_TRIES} tries") from exc
+                    await asyncio.sleep(min(0.05 * 2**(unavailable - 1), 1.0))
+                    continue
                 raise
             self.tally.ok(kind, self.game, self.clock() - t0)
             return result
-        raise GatewayError(429, "rate_limited", f"{kind} still rate limited after 60 tries")
 
     async def create_table(self, game_type: str, seats: int | None = None, options=None, command_id=None):
         # One command id for every try: a retry cannot open a second table.

@@ -81,3 +81,35 @@ def test_a_create_that_never_answers_does_not_hold_the_end(monkeypatch):
     assert time.monotonic() - t0 < 30
     (final,) = out.of("final")
     assert final["unfinished"] == []  # never answered: its id is not known
+
+
+class DoneButUnavailable(FakeGateway):
+    """The first try of every create opens the table (the rules committed it) and is answered
+    503 all the same (the answer lost on the way); a try again with the same command id is
+    answered with that table, as the gateway does."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.by_command: dict[str, dict] = {}
+
+    async def create_table(self, game_type, seats=None, options=None, command_id=None, *, retry=True):
+        if command_id in self.by_command:
+            await asyncio.sleep(0)
+            return self.by_command[command_id]
+        self.by_command[command_id] = await super().create_table(game_type, seats, options, command_id)
+        raise loadtest.GatewayError(503, "unavailable", "the answer was lost")
+
+
+def test_a_create_answered_503_but_done_is_not_left_open(monkeypatch, quick_backoff):
+    """A create answered 503 was given up at once (the slot opened another table), though the
+    gateway had made the table: left open, seatless, known to nobody, for a day. It is now
+    tried again with its command id (as a move is), which gets that table, and played; the
+    503 is still an error of the run."""
+    fake = DoneButUnavailable(moves=4)
+    worker, out = run_worker(fake, monkeypatch, duration_s=0.5)
+    (final,) = out.of("final")
+    unfinished = {gid for gid, _ in final["unfinished"]}
+    assert fake.created
+    assert set(fake.created) <= over(fake) | unfinished  # every table made is played or force-ended
+    assert final["errors"]["503:unavailable"] == len(fake.created)
+    assert final["opened"] == len(fake.created)

@@ -58,3 +58,27 @@ def test_an_address_not_of_this_machine_is_told_so():
 def test_a_free_port_is_taken_and_nothing_is_held_back():
     done = _child("127.0.0.1:0")
     assert done.returncode == 0 and done.stdout.strip() == "listening", done
+
+
+def test_a_metrics_port_another_process_holds_is_a_listen_error_not_a_traceback(monkeypatch):
+    """CROUPIER_RULES_METRICS_PORT taken: start_http_server's OSError went up through
+    `croupier serve rules` as a traceback; it is now the ListenError the command prints in
+    one line (exit 1), as for the gRPC port."""
+    import asyncio
+
+    import pytest
+
+    from croupier.rules import service
+    from croupier.rules.settings import RulesSettings
+
+    monkeypatch.setattr(service, "ensure_topic", lambda kafka, topic: 1)  # no broker needed to get there
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        with pytest.raises(service.ListenError) as refused:
+            asyncio.run(service.serve(RulesSettings(game="expeditions", metrics_port=port)))
+    finally:
+        holder.close()
+    assert str(refused.value).startswith(f"cannot serve metrics on 127.0.0.1:{port} (CROUPIER_RULES_METRICS_PORT): ")

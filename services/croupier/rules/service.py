@@ -594,7 +594,11 @@ async def serve(settings: RulesSettings, ready: asyncio.Event | None = None) -> 
     partitions = await loop.run_in_executor(None, ensure_topic, settings.kafka, topic)
     metrics = RulesMetrics(settings.game)
     if settings.metrics_port:
-        metrics.serve(settings.metrics_port, settings.host)
+        try:
+            metrics.serve(settings.metrics_port, settings.host)
+        except OSError as exc:  # a port taken: said as the gRPC port's is, not as a traceback
+            raise ListenError(f"cannot serve metrics on {settings.host}:{settings.metrics_port} "
+                              f"(CROUPIER_RULES_METRICS_PORT): {exc.strerror or exc}") from None
 
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024 * 1024), *GRPC_SERVER_OPTIONS])
     address = f"{settings.host}:{settings.port}"

@@ -54,6 +54,7 @@ from croupier_gateway.validation import (
     STATUSES,
     check_command_id,
     check_game_id,
+    check_join_command_id,
     check_seat,
     check_text,
     check_unicode,
@@ -456,6 +457,7 @@ class Gateway(OperatorDesk):
         seat = check_seat(seat)
         player = check_text(player, "player", MAX_PLAYER_NAME)
         entropy = check_text(entropy, "entropy", MAX_ENTROPY)
+        cid = check_join_command_id(command_id)
         game_type = await self.game_type_of(game_id)
         if bot not in (None, ""):
             if not isinstance(bot, str) or bot not in bot_names(registry.get(game_type)):
@@ -463,7 +465,6 @@ class Gateway(OperatorDesk):
         meta = await self.reads.meta(game_id)
         if meta and seat >= int(meta.get("seats") or 0):
             raise bad_request("no_such_seat", f"this table has seats 0..{int(meta.get('seats') or 0) - 1}", "seat")
-        cid = check_command_id(command_id, required=False)
         request = rules_pb2.JoinSeatRequest(game_type=game_type, game_id=game_id, seat=seat, player=player,
                                             bot=bot or "", entropy=entropy, command_id=f"join:{seat}:{cid}")
         response = await self._call(game_type, game_id, "JoinSeat", request)

@@ -11,6 +11,11 @@ from croupier_gateway.errors import bad_request, unauthenticated
 
 GAME_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 COMMAND_ID_MAX = 100
+# The shortest command_id a join takes. A join's command_id is its secret retry key: the same
+# join sent again (same player and bot, both public) gets the seat and a new token, the seat's
+# hidden cards with it. Our clients send 32 random hex digits; an id such as "join-1" or a
+# counter is refused rather than left for anyone to guess (docs/gateway.md).
+JOIN_COMMAND_ID_MIN = 16
 MAX_SEATS = 64
 MAX_OPTIONS = 32
 MAX_LIST = 200
@@ -45,6 +50,17 @@ def check_command_id(command_id: Any, field: str = "command_id", *, required: bo
     if not isinstance(command_id, str) or len(command_id) > COMMAND_ID_MAX or not command_id.isprintable():
         raise bad_request("invalid_command_id", f"command_id is 1..{COMMAND_ID_MAX} printable characters", field)
     return command_id
+
+
+def check_join_command_id(command_id: Any, field: str = "command_id") -> str:
+    """A join's command_id (None or "": one made here, secret, which a 503 names for the
+    retry): at least JOIN_COMMAND_ID_MIN characters, since whoever repeats it gets the seat."""
+    cid = check_command_id(command_id, field, required=False)
+    if command_id not in (None, "") and len(cid) < JOIN_COMMAND_ID_MIN:
+        raise bad_request("command_id_too_short",
+                          f"a join's command_id is its secret retry key (whoever sends it again gets the seat): at "
+                          f"least {JOIN_COMMAND_ID_MIN} characters, random (a UUID); or send none", field)
+    return cid
 
 
 def check_seat(seat: Any, field: str = "seat") -> int:

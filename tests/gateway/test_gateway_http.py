@@ -462,23 +462,23 @@ def test_a_seat_marked_left_by_an_earlier_gateway_still_refuses_its_token(client
 
 def test_a_retried_join_gets_a_token_only_while_that_join_holds_the_seat(client):
     gid = create(client, 3)
-    first = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a"})
+    first = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a-0123456789"})
     assert first.status_code == 201
     # its answer lost, the same join again: the seat is still this join's, so a token
-    again = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a"})
+    again = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a-0123456789"})
     assert again.status_code == 201, again.text
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(again.json()["token"])).json()["seat"] == 0
     assert client.delete(f"/v1/tables/{gid}/seats/0", headers=bearer(again.json()["token"])).status_code == 200
-    b = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "b", "command_id": "join-b"}).json()["token"]
+    b = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "b", "command_id": "join-b-0123456789"}).json()["token"]
     # once left, the old join's command_id does not take the seat back from b
-    stale = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a"})
+    stale = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a-0123456789"})
     assert error(stale, 409)["code"] == "join_undone"
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(b)).json()["seat"] == 0
     assert client.get(f"/v1/tables/{gid}").json()["players"][0]["player"] == "b"
     # nor a free seat: a new join is a new command_id
     assert client.delete(f"/v1/tables/{gid}/seats/0", headers=bearer(b)).status_code == 200
-    assert error(client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a"}), 409)
-    assert client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a2"}).status_code == 201
+    assert error(client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a-0123456789"}), 409)
+    assert client.post(f"/v1/tables/{gid}/seats/0", json={"player": "a", "command_id": "join-a2-0123456789"}).status_code == 201
 
 
 def test_a_join_done_but_answered_503_is_retried_by_the_client_and_the_seat_is_its_callers(client, monkeypatch):
@@ -541,17 +541,17 @@ def test_a_retried_join_while_the_read_models_are_behind_it_is_told_to_retry_not
     sredis, router = fake_stack[2], fake_stack[3]
     keys = router.keys
     gid = create(client, 3)
-    first = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a"})
+    first = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a-0123456789"})
     assert first.status_code == 201
     meta = keys.meta(gid)
     saved = sredis.hgetall(meta)
     sredis.hset(meta, mapping={"version": 1, "joined:1": 0})  # as if only the create were projected
     router.projecting = False
-    behind = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a"})
+    behind = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a-0123456789"})
     assert error(behind, 503)["code"] == "seats_restoring" and behind.headers["retry-after"] == "1"
     router.projecting = True
     sredis.hset(meta, mapping=saved)  # caught up
-    again = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a"})
+    again = client.post(f"/v1/tables/{gid}/seats/1", json={"player": "a", "command_id": "join-a-0123456789"})
     assert again.status_code == 201 and again.json()["seat"] == 1
 
 

@@ -85,22 +85,22 @@ def test_a_join_command_id_sent_again_by_another_player_does_not_take_the_seat(c
     """The rules service answers a join's command_id seen before as a duplicate whatever the
     join carries (it leaves the comparison of a join's retry to the gateway). The gateway
     gave the seat again, with a new token, to anyone who sent that id: another player whose
-    client makes ids the same way ("join-1") took a seated player's seat, the hidden cards
+    client makes ids the same way took a seated player's seat, the hidden cards
     of its view with it, and the player's token stopped working. A retry is the same join:
     another player or bot with that command_id is 409 command_id_reused."""
     r = client.post("/v1/tables", json={"game_type": "pebbles", "seats": 2})
     gid = r.json()["game_id"]
-    alice = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": "join-1"})
+    alice = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": "join-1-0123456789"})
     assert alice.status_code == 201, alice.text
-    client.post(f"/v1/tables/{gid}/seats/1", json={"player": "carol", "command_id": "c"})
-    bob = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "bob", "command_id": "join-1"})
+    client.post(f"/v1/tables/{gid}/seats/1", json={"player": "carol", "command_id": "carol-0123456789"})
+    bob = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "bob", "command_id": "join-1-0123456789"})
     assert bob.status_code == 409, f"another player's join with the same command_id got the seat: {bob.text}"
     assert bob.json()["error"]["code"] == "command_id_reused"
-    robot = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "bot": "random", "command_id": "join-1"})
+    robot = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "bot": "random", "command_id": "join-1-0123456789"})
     assert robot.status_code in (400, 409), robot.text  # not the seat either
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(alice.json()["token"])).status_code == 200
     # The same join again (its answer lost) still gets the seat, with a new token.
-    again = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": "join-1"})
+    again = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": "join-1-0123456789"})
     assert again.status_code == 201, again.text
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(again.json()["token"])).json()["seat"] == 0
 

@@ -65,12 +65,27 @@ def _command_id(given: str | None) -> str:
 
 
 class GatewayError(Exception):
-    def __init__(self, status: int, code: str, message: str, field: str | None = None):
+    """A refusal. `retry_after_s`: how long the gateway said to wait (Retry-After, the
+    `retry-after` metadata, a Play answer's retry_after_ms), None if it did not; and for a
+    version_conflict, `current_version`: the game's version now."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None, *,
+                 retry_after_s: float | None = None, current_version: int | None = None):
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code
         self.message = message
         self.field = field
+        self.retry_after_s = retry_after_s
+        self.current_version = current_version
+
+
+def _number(value: Any, kind: type = float) -> Any:
+    """A number the gateway sent as text (a header, metadata), or None."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -104,11 +119,16 @@ class HttpGateway:
         headers = {"authorization": f"Bearer {token}"} if token else {}
         response = await self.http.request(method, path, json=json_body, params=params, headers=headers)
         if response.status_code >= 400:
+            retry_after = _number(response.headers.get("retry-after"))
             try:
                 err = response.json()["error"]
-                raise GatewayError(response.status_code, err.get("code", ""), err.get("message", ""), err.get("field"))
-            except (ValueError, KeyError, TypeError):
-                raise GatewayError(response.status_code, "http_error", response.text[:200]) from None
+                current = err.get("current_version")
+                raise GatewayError(response.status_code, err.get("code", ""), err.get("message", ""), err.get("field"),
+                                   retry_after_s=retry_after,
+                                   current_version=current if isinstance(current, int) else None)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                raise GatewayError(response.status_code, "http_error", response.text[:200],
+                                   retry_after_s=retry_after) from None
         return response.json()
 
     async def games(self) -> list[dict]:
@@ -196,7 +216,8 @@ class HttpGateway:
                     err = data["error"]
                     status = {"malformed": 400, "unauthenticated": 401, "forbidden": 403, "not_found": 404,
                               "rate_limited": 429}.get(err.get("kind"), 503)
-                    raise GatewayError(status, err.get("code", ""), err.get("message", ""), err.get("field"))
+                    raise GatewayError(status, err.get("code", ""), err.get("message", ""), err.get("field"),
+                                       retry_after_s=_number(err.get("retry_after_s")))
                 yield Update(data["version"], data["view"], data["actions"])
 
 
@@ -226,11 +247,17 @@ class GrpcGateway:
     @staticmethod
     def _error(error: grpc.aio.AioRpcError) -> GatewayError:
         code, message = error.code().name.lower(), error.details() or ""
+        retry_after = current = None
         for key, value in error.trailing_metadata() or ():
             if key == REJECTION_METADATA:
                 rej = events_pb2.Rejection.FromString(value)
                 code, message = rej.code, rej.message
-        return GatewayError(GRPC_TO_HTTP.get(error.code(), 500), code, message)
+            elif key == "retry-after":
+                retry_after = _number(value)
+            elif key == "current-version":
+                current = _number(value, int)
+        return GatewayError(GRPC_TO_HTTP.get(error.code(), 500), code, message, retry_after_s=retry_after,
+                            current_version=current)
 
     def _stream_error(self, error: grpc.aio.AioRpcError) -> Exception:
         """A stream's end: dropped (reconnect and resume) or refused (a GatewayError)."""
@@ -313,7 +340,9 @@ class GrpcGateway:
                 pass  # the stream ended first: the move goes unary below, with the same command_id
         if answer is not None and answer.HasField("rejection"):
             status = STATUS_BY_NUMBER.get(answer.status_code, grpc.StatusCode.UNKNOWN)
-            raise GatewayError(GRPC_TO_HTTP.get(status, 500), answer.rejection.code, answer.rejection.message)
+            raise GatewayError(GRPC_TO_HTTP.get(status, 500), answer.rejection.code, answer.rejection.message,
+                               retry_after_s=answer.retry_after_ms / 1000 if answer.retry_after_ms else None,
+                               current_version=answer.current_version if answer.HasField("current_version") else None)
         r = answer.response if answer is not None else await self._call("SubmitCommand", request, token)
         return {"game_id": r.game_id, "seat": r.seat, "version": r.version, "first_seq": r.first_seq,
                 "last_seq": r.last_seq, "duplicate": r.duplicate}

@@ -7,6 +7,8 @@ Rejection from a rules service maps by its kind.
 
 from __future__ import annotations
 
+import re
+
 import grpc
 
 from croupier.engine.contract import Rejection
@@ -33,7 +35,7 @@ WS_CLOSE_BASE = 4000
 
 class ApiError(Exception):
     def __init__(self, kind: str, code: str, message: str, *, field: str | None = None,
-                 retry_after_s: float | None = None):
+                 retry_after_s: float | None = None, current_version: int | None = None):
         super().__init__(f"{code}: {message}")
         if kind not in KINDS:
             kind = "unavailable"
@@ -44,6 +46,10 @@ class ApiError(Exception):
         self.message = _sendable(message)
         self.field = None if field is None else _sendable(field)
         self.retry_after_s = retry_after_s
+        # A version_conflict's version of the game now (the version to expect next), so that
+        # a client need not read it out of the words: the body's `current_version`, gRPC's
+        # `current-version` trailing metadata, a Play answer's `current_version`.
+        self.current_version = current_version
 
     @property
     def http_status(self) -> int:
@@ -58,6 +64,14 @@ class ApiError(Exception):
         return max(1, int(self.retry_after_s + 0.999))
 
     @property
+    def retry_after_ms(self) -> int | None:
+        """Milliseconds to wait before a retry, not rounded up to whole seconds (a Play
+        answer's retry_after_ms: a rate limit's wait is a few milliseconds); None: not said."""
+        if self.retry_after_s is None:
+            return None
+        return max(1, int(self.retry_after_s * 1000 + 0.999))
+
+    @property
     def grpc_status(self) -> grpc.StatusCode:
         return KINDS[self.kind][1]
 
@@ -65,6 +79,8 @@ class ApiError(Exception):
         error: dict = {"code": self.code, "message": self.message, "kind": self.kind}
         if self.field is not None:
             error["field"] = self.field
+        if self.current_version is not None:
+            error["current_version"] = self.current_version
         return {"error": error}
 
     @classmethod
@@ -74,7 +90,24 @@ class ApiError(Exception):
             # The router follows owners itself; one that still says so is passing trouble.
             kind = "unavailable"
         retry_after = BUSY_RETRY_S if rejection.code in BUSY else None
-        return cls(kind, rejection.code, rejection.message, field=field, retry_after_s=retry_after)
+        current = conflict_version(rejection.code, rejection.message)
+        return cls(kind, rejection.code, rejection.message, field=field, retry_after_s=retry_after,
+                   current_version=current)
+
+
+# The rules service's words for a version conflict (croupier/engine/table.py: "expected version
+# 3, the table is at 5"; croupier/rules/partition.py: "..., the game is at 5"). Its Rejection
+# (events.proto) has no field for the version, so the gateway reads it from them.
+_CONFLICT_AT = re.compile(r"\bthe (?:game|table) is at (\d{1,19})\b")
+
+
+def conflict_version(code: str, message: str) -> int | None:
+    """The game's current version a version_conflict names (None: another refusal, or words
+    that do not name it)."""
+    if code != "version_conflict":
+        return None
+    found = _CONFLICT_AT.search(message)
+    return int(found.group(1)) if found else None
 
 
 def _sendable(text: str) -> str:

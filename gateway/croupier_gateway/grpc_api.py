@@ -237,6 +237,11 @@ class GatewayServicer:
             except ApiError as exc:
                 answer.rejection.CopyFrom(_rejection(exc))
                 answer.status_code = exc.grpc_status.value[0]
+                # What SubmitCommand's trailing metadata would have said (_rejection_metadata).
+                if exc.retry_after_ms is not None:
+                    answer.retry_after_ms = min(exc.retry_after_ms, 2**32 - 1)
+                if exc.current_version is not None:
+                    answer.current_version = exc.current_version
                 self.gw.metrics.grpc.labels("PlayMove", exc.grpc_status.name).inc()
             move_latency.observe(time.perf_counter() - started)
             return gateway_pb2.PlayResponse(answer=answer)
@@ -260,10 +265,14 @@ def _rejection(exc: ApiError) -> events_pb2.Rejection:
 
 def _rejection_metadata(exc: ApiError) -> tuple[tuple[str, Any], ...]:
     """The Rejection, and for a refusal that says when to retry (rate limited, stream caps,
-    a store or partition away) `retry-after` in whole seconds, as HTTP's header."""
+    a store or partition away) `retry-after` in whole seconds, as HTTP's header; for a
+    version_conflict, `current-version`: the game's version now (the HTTP body's
+    current_version)."""
     metadata: tuple[tuple[str, Any], ...] = ((REJECTION_METADATA, _rejection(exc).SerializeToString()),)
     if exc.retry_after is not None:
         metadata += (("retry-after", str(exc.retry_after)),)
+    if exc.current_version is not None:
+        metadata += (("current-version", str(exc.current_version)),)
     return metadata
 
 

@@ -58,6 +58,8 @@ class ErrorDetail(BaseModel):
     message: str
     kind: str
     field: str | None = Field(default=None, description="For a 400: the request field at fault")
+    current_version: int | None = Field(
+        default=None, description="For a 409 version_conflict: the game's version now, the expected_version to send")
 
 
 class ErrorOut(BaseModel):

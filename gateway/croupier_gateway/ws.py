@@ -10,7 +10,11 @@ game's version, the stream waits for the versions above it.
 
 The seat token comes as the `token` query parameter, an `Authorization: Bearer` header, or a
 first message {"token": "..."} (send {} to watch as a spectator without waiting); with none
-of them within CROUPIER_GATEWAY_WS_AUTH_WAIT_S the stream is a spectator's.
+of them within CROUPIER_GATEWAY_WS_AUTH_WAIT_S the stream is a spectator's, and a token
+message that comes after that is refused, 4400 `token_too_late` (open the stream again, the
+token in its first message), rather than left unread while a seat is shown a spectator's view.
+The stream reads nothing else: a message after the first (other than that same auth message
+again) is refused, 4400 `unexpected_message`, rather than dropped without a word.
 Refusals send {"error": {...}} and close with 4000 + the HTTP status (4400, 4401, 4404...);
 a retryable one (4429, 4503) says when to come back in `retry_after_s`, as HTTP's Retry-After.
 """
@@ -52,11 +56,12 @@ def register(app: FastAPI, gw: Any) -> None:
             token = websocket.query_params.get("token") or _bearer(websocket)
             client = websocket.client.host if websocket.client else None
             g.check_rate(g.rate_key(token, client))
+            waited = False  # no credentials came within the auth wait: a spectator's by default
             if token is None:
-                token = await _first_message_token(websocket, g.s.ws_auth_wait_s)
+                token, waited = await _first_message_token(websocket, g.s.ws_auth_wait_s)
             claims = await g.seat_claims(token, game_id, required=False)
             with g.stream_slot(client):
-                await _pump(websocket, g.updates(game_id, claims, from_version), g)
+                await _pump(websocket, g.updates(game_id, claims, from_version), g, token, waited)
             await _close(websocket, 1000)
         except (ApiError, RedisError) as exc:
             if isinstance(exc, RedisError):
@@ -76,26 +81,50 @@ def _bearer(websocket: WebSocket) -> str | None:
     return bearer_token(websocket.headers.get("authorization"))
 
 
-async def _first_message_token(websocket: WebSocket, wait_s: float) -> str | None:
-    if wait_s <= 0:
-        return None
-    try:
-        text = await asyncio.wait_for(websocket.receive_text(), wait_s)
-    except TimeoutError:
-        return None
-    except KeyError:  # a binary frame
-        raise bad_request("invalid_auth_message", 'the first message is JSON: {"token": "..."} or {}', "token") from None
+AUTH_MESSAGE = 'the first message is JSON: {"token": "..."} or {}'
+_NOT_AUTH = object()  # a message that is not {"token": ...} / {}
+
+
+def _auth_token(text: str | None, *, strict: bool = False) -> Any:
+    """The token an auth message ({"token": "..."}, or {} / {"token": null} for a spectator)
+    names (None: a spectator's); _NOT_AUTH for any other message. `strict`: an object with
+    other keys is not one (the first message has always been let carry them)."""
+    if text is None:
+        return _NOT_AUTH
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the parser's limit
-        raise bad_request("invalid_auth_message", 'the first message is JSON: {"token": "..."} or {}', "token") from None
+        return _NOT_AUTH
     if not isinstance(data, dict) or not isinstance(data.get("token"), (str, type(None))):
-        raise bad_request("invalid_auth_message", 'the first message is JSON: {"token": "..."} or {}', "token")
+        return _NOT_AUTH
+    if strict and set(data) - {"token"}:
+        return _NOT_AUTH
     return data.get("token") or None
 
 
-async def _pump(websocket: WebSocket, updates, g: Any) -> None:
-    """Send updates until they end or the client goes; whichever comes first stops the other."""
+async def _first_message_token(websocket: WebSocket, wait_s: float) -> tuple[str | None, bool]:
+    """The token of the first message, and whether the wait for it ran out (the stream is then
+    a spectator's, and a token sent later is refused: _pump)."""
+    if wait_s <= 0:
+        return None, True
+    try:
+        incoming = await asyncio.wait_for(websocket.receive(), wait_s)
+    except TimeoutError:
+        return None, True
+    if incoming["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(incoming.get("code", 1000))
+    token = _auth_token(incoming.get("text"))  # a binary frame has no text
+    if token is _NOT_AUTH:
+        raise bad_request("invalid_auth_message", AUTH_MESSAGE, "token")
+    return token, False
+
+
+async def _pump(websocket: WebSocket, updates, g: Any, token: str | None = None, waited: bool = False) -> None:
+    """Send updates until they end or the client goes; whichever comes first stops the other.
+    A message from the client ends the stream with a refusal (4400), unless it is the
+    stream's own auth message again (the same token, or none for a spectator's that did not
+    wait for one): `token_too_late` for a token sent after the auth wait made the stream a
+    spectator's, `unexpected_message` for anything else."""
 
     async def send_all():
         try:
@@ -106,11 +135,23 @@ async def _pump(websocket: WebSocket, updates, g: Any) -> None:
             await updates.aclose()
 
     async def drain():
-        # Clients may send anything (pings, acks); a disconnect ends the stream.
+        # A disconnect ends the stream; so does a message, with a refusal naming it (the
+        # stream takes none past its auth message: WebSocket pings are frames, not messages).
         while True:
             incoming = await websocket.receive()
             if incoming["type"] == "websocket.disconnect":
                 return
+            said = _auth_token(incoming.get("text"), strict=True)
+            if said is not _NOT_AUTH and said == token:
+                continue  # the auth message again (a spectator's {} that came after the wait)
+            if said is not _NOT_AUTH and said is not None and token is None and waited:
+                raise bad_request("token_too_late",
+                                  f"the token came after the {g.s.ws_auth_wait_s:g} s this stream waits for it, and "
+                                  "the stream was a spectator's by then: open it again with the token as the first "
+                                  "message (or ?token=, or an Authorization header)", "token")
+            raise bad_request("unexpected_message",
+                              "this stream sends updates and reads no message after the first "
+                              '({"token": "..."} or {}); send moves with POST /v1/tables/{game_id}/commands', "message")
 
     sender = asyncio.create_task(send_all())
     reader = asyncio.create_task(drain())
@@ -125,6 +166,7 @@ async def _pump(websocket: WebSocket, updates, g: Any) -> None:
     if sender in done:
         sender.result()  # re-raise an ApiError (no such game) for the caller
     else:
+        reader.result()  # re-raise a refused message for the caller
         raise WebSocketDisconnect(1000)
 
 

@@ -155,7 +155,10 @@ export class Stream {
       this.ws = null;
       if (this.closed) return;
       if (e.code === 1000 && this.failures === 0) { this.onStatus("ended"); return; }
-      if (e.code >= 4000 && e.code !== 4429 && e.code !== 4503) {
+      // token_too_late: the token message came after the gateway's short wait for it (a busy
+      // browser): not a refusal of the seat, so open the stream again like a dropped one.
+      const late = refused && refused.code === "token_too_late";
+      if (e.code >= 4000 && e.code !== 4429 && e.code !== 4503 && !late) {
         this.onRefused(refused || { code: `ws_${e.code}`, message: `the stream was refused (${e.code})` });
         return;
       }

@@ -257,6 +257,7 @@ class PartitionOwner:
         # The latest event time (ms) this owner has read from the log or a snapshot, and when
         # (time.monotonic()) it read it: the floor of the owner's clock (now_ms).
         self._latest: tuple[int, float] = (0, 0.0)
+        self._warned_ahead = False
         self._on_committed = on_committed
         self._metrics = metrics
         self._on_fenced = on_fenced
@@ -775,8 +776,10 @@ class PartitionOwner:
         if not isinstance(event_time, int) or event_time <= self._latest[0]:
             return
         if event_time > time.time() * 1000 + SKEW_TRUSTED_MS:
-            log.warning("event_time_ahead", partition=self.partition, time=event_time,
-                        hint="an event of the log is far ahead of this replica's clock; its clock is not set by it")
+            if not self._warned_ahead:  # once: a game's every event may be so
+                self._warned_ahead = True
+                log.warning("event_time_ahead", partition=self.partition, time=event_time,
+                            hint="an event of the log is far ahead of this replica's clock; its clock is not set by it")
             return
         self._latest = (event_time, time.monotonic())
 

@@ -18,3 +18,25 @@ def test_json_and_plot_naming_the_same_file_is_a_bad_flag(monkeypatch, tmp_path,
     assert code == 2 and not ran
     assert "--json and --plot name the same file" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def parsed(monkeypatch, argv):
+    import croupier_gateway.loadtest as loadtest
+
+    seen = {}
+    monkeypatch.setattr(loadtest, "run", lambda cfg, **k: seen.update(cfg=cfg) or (0, None))
+    code = croupier_main(["loadtest", "--tables", "2", "--duration", "5", *argv])
+    return code, seen.get("cfg")
+
+
+def test_a_ramp_asked_for_with_a_think_time_is_not_dropped(monkeypatch, capsys):
+    """`--think-ms 2000 --ramp 30`: --stagger, on by default with a think time, opens every
+    table before the run, so the ramp asked for was silently not done. A ramp given now turns
+    the default stagger off; given with --stagger explicitly, it is a bad flag."""
+    code, cfg = parsed(monkeypatch, ["--think-ms", "100", "--ramp", "2"])
+    assert code == 0 and cfg.ramp_s == 2.0 and cfg.stagger is False
+    code, cfg = parsed(monkeypatch, ["--think-ms", "100"])
+    assert code == 0 and cfg.stagger is True  # the default stands without a ramp
+    code, cfg = parsed(monkeypatch, ["--think-ms", "100", "--ramp", "2", "--stagger"])
+    assert code == 2 and cfg is None
+    assert "--ramp and --stagger do not go together" in capsys.readouterr().err

@@ -128,7 +128,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--stagger", action=argparse.BooleanOptionalAction, default=None,
                    help="before the measured run, play each table to a random point of its first game with no "
-                        "think time, so the run sees games end as a live platform does (default: on with --think-ms)")
+                        "think time, so the run sees games end as a live platform does (default: on with --think-ms, "
+                        "unless --ramp is given)")
     p.set_defaults(func=cmd_loadtest)
 
 
@@ -171,6 +172,12 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
         print(f"croupier loadtest: --ramp ({args.ramp:g} s) must not be longer than --duration ({args.duration:g} s)",
               file=sys.stderr)
         return 2
+    if args.ramp and args.stagger:
+        # With --stagger every table is open and playing when the measured run starts: there
+        # is nothing left to ramp up, and a flag given must not be dropped without a word.
+        print("croupier loadtest: --ramp and --stagger do not go together (staggered, every table is open and "
+              "playing when the run starts): give one of them", file=sys.stderr)
+        return 2
     games = tuple(registry.GAME_IDS) if args.game == "all" else (args.game,)
     try:
         target, http_target = _targets(args)
@@ -182,6 +189,7 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
                  bot=args.bot, think_ms=args.think_ms, workers=min(args.workers, args.tables), target=target,
                  seats=args.seats, http_target=http_target, operator_token=token, check=args.check,
                  cleanup=not args.keep_tables, seed=args.seed, progress=not args.quiet,
-                 stagger=bool(args.think_ms) if args.stagger is None else args.stagger)
+                 # On with a think time unless a ramp is asked for instead.
+                 stagger=bool(args.think_ms and not args.ramp) if args.stagger is None else args.stagger)
     code, _report = run(cfg, json_path=args.json, plot_path=args.plot)
     return code

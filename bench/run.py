@@ -125,6 +125,12 @@ def loadtest_rows(lt: dict) -> list[tuple[str, str, str, str]]:
                  f"offered {think['offered_moves_per_s']:,.0f}/s"))
     rows.append((f"{name}: p50/p99 ms", f"{think['p50_ms']:.1f}/{think['p99_ms']:.1f}", "p99 < 150", "-"))
     rows.append((f"{name}: errors", f"{think['errors']}", "0", "-"))
+    # The load test's own check of its finished games (audit clean, projection equals replay):
+    # a failed one is a wrong result, whatever the figures.
+    verdict = {True: "passed", False: "FAILED", None: "none"}
+    rows.append(("loadtest think / peak: check of finished games",
+                 f"{verdict.get(think.get('check_passed'), '?')} / {verdict.get(peak.get('check_passed'), '?')}",
+                 "passed / passed", "audit clean, projection = replay"))
     finished = think["games_finished"]
     fl = lt.get("floor") or {}
     if fl.get("floor_ms_per_move"):
@@ -139,6 +145,7 @@ def loadtest_rows(lt: dict) -> list[tuple[str, str, str, str]]:
     rows.append((f"loadtest peak, {pf['tables']} tables, no think: commands/s", f"{peak['commands_per_s']:,.0f}",
                  ">= echo/2", f"echo {echo['per_s']:,.0f}/s"))
     rows.append(("loadtest peak / bare grpc echo", f"{lt['ratios']['peak_over_echo']}", ">= 0.5", "-"))
+    rows.append((f"loadtest peak, {pf['tables']} tables, no think: errors", f"{peak['errors']}", "0", "-"))
     cpu = peak.get("cpu") or {}
     if cpu.get("busiest"):
         busiest = cpu["busiest"]

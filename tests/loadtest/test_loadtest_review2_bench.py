@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,20 @@ def test_a_stack_that_does_not_start_fails_only_the_benchmarks_that_need_it(tmp_
     assert ran == ["engine.py", "memory.py"]
     out = capsys.readouterr().out
     assert "the local stack did not start" in out and "failed: rules" in out
+
+
+def test_the_table_shows_the_load_tests_check_and_the_peak_runs_errors(tmp_path, monkeypatch, capsys):
+    """`make bench`'s table left out the load test's check of its finished games (audit clean,
+    projection equals replay) and the peak run's errors: a wrong result, or a peak run that
+    failed, read as a clean run there."""
+    lt = json.loads((BENCH / "results" / "loadtest.json").read_text())
+    lt["think"]["check_passed"], lt["peak"]["check_passed"], lt["peak"]["errors"] = True, False, 7
+    (tmp_path / "loadtest.json").write_text(json.dumps(lt))
+    monkeypatch.setenv("CROUPIER_BENCH_RESULTS", str(tmp_path))
+    run = bench_run()
+    assert run.main(["--table"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (check,) = [line for line in lines if "check of finished games" in line]
+    assert "passed / FAILED" in check
+    (errors,) = [line for line in lines if line.startswith("loadtest peak") and ": errors" in line]
+    assert re.search(r"errors\s+7\s+0\s", errors), errors

@@ -7,7 +7,7 @@ with bots (bots.play_seat: every seat follows its own stream and picks among its
 pausing a think time before each move, then opens the next one, until the duration is up.
 --ramp spreads the slots' first tables evenly over its seconds.
 
---stagger (the default with a think time) starts the measured run in the steady state of a
+--stagger (the default with a think time and no --ramp) starts the measured run in the steady state of a
 live platform rather than with every table at its first move: before the start, each table
 plays a random share of its first game (uniform over the bots' mean game length, which each
 worker measures by playing a few games in process) with no think time. Those warm-up moves,
@@ -25,8 +25,9 @@ the end per command kind and per game.
 At the end a sample of the finished games is checked: their log (the gateway's operator export
 when an operator token is given, else read from Kafka) must pass the engine's audit, and the
 gateway's final view of every seat and of a spectator must equal the fold of that log
-(projection equals replay). Tables still running when the time is up are force-ended through
-the operator API when an operator token is given, so none is left behind.
+(projection equals replay). Tables still running when the time is up (a table being opened
+then included: its answer is waited for) are force-ended through the operator API when an
+operator token is given, so none is left behind.
 
 The report's fields are documented in docs/performance.md ("croupier loadtest").
 """

@@ -109,3 +109,19 @@ def pct(values: list[float], q: float) -> float:
         return float("nan")
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def cleanup_prefix(kafka_bootstrap: str, redis_url: str, prefix: str, games) -> None:
+    """Remove what a benchmark's services left under its topic and key prefix on the stack:
+    the Redis keys and the games' topics (a stack that piles up every run's topics slows every
+    client's metadata). Whatever cannot be reached is left."""
+    import contextlib
+
+    import redis
+
+    with contextlib.suppress(Exception):
+        r = redis.Redis.from_url(redis_url)
+        keys = list(r.scan_iter(match=f"{prefix}*", count=1000))
+        for i in range(0, len(keys), 500):
+            r.unlink(*keys[i:i + 500])
+    delete_topics(kafka_bootstrap, [f"{prefix}croupier.events.{g}" for g in games])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import write  # noqa: E402
+from common import cleanup_prefix, write  # noqa: E402
 
 from croupier.runtime import run as run_loop  # noqa: E402
 from croupier_gateway.bots import create_and_seat  # noqa: E402
@@ -79,13 +79,13 @@ async def run(client, game: str, tables: int, seconds: float) -> dict:
             "submit_mean_ms": round(statistics.mean(submit) * 1000, 2) if submit else 0}
 
 
-def main() -> int:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tables", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--game", default="expeditions")
     parser.add_argument("--transport", default="both", choices=["grpc", "http", "both"])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from croupier.config import StackSettings
 
     stack = StackSettings.from_env()
@@ -105,6 +105,7 @@ def main() -> int:
             print(transport, results[transport], flush=True)
     finally:
         launcher.stop()
+        cleanup_prefix(stack.kafka_bootstrap, stack.redis_url, prefix, [args.game])
     path = write("gateway", {"game": args.game, "results": results})
     print(f"wrote {path}")
     return 0

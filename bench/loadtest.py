@@ -58,7 +58,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from common import delete_topics, pct, quick_results, results_dir, write  # noqa: E402
+from common import cleanup_prefix, pct, quick_results, results_dir, write  # noqa: E402
 from floor import stream_echo, transactions  # noqa: E402
 
 from croupier.engine import registry  # noqa: E402
@@ -556,16 +556,7 @@ def main(argv=None) -> int:
 
 
 def _cleanup(stack, prefix: str, games: list[str]) -> None:
-    import contextlib
-
-    import redis
-
-    with contextlib.suppress(Exception):
-        r = redis.Redis.from_url(stack.redis_url)
-        keys = list(r.scan_iter(match=f"{prefix}*", count=1000))
-        for i in range(0, len(keys), 500):
-            r.unlink(*keys[i:i + 500])
-    delete_topics(stack.kafka_bootstrap, [f"{prefix}croupier.events.{g}" for g in games])
+    cleanup_prefix(stack.kafka_bootstrap, stack.redis_url, prefix, games)
 
 
 if __name__ == "__main__":

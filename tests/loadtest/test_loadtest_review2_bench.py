@@ -116,3 +116,34 @@ def test_the_table_shows_the_load_tests_check_and_the_peak_runs_errors(tmp_path,
     assert "passed / FAILED" in check
     (errors,) = [line for line in lines if line.startswith("loadtest peak") and ": errors" in line]
     assert re.search(r"errors\s+7\s+0\s", errors), errors
+
+
+def test_the_gateway_benchmark_removes_its_topics_and_keys(monkeypatch):
+    """bench/gateway.py (a part of every `make bench`) left its topic and Redis keys on the
+    stack each run, as the other benchmarks do not: a broker piling up every run's
+    partitions slows every client's metadata. It now removes them, the run failed or not."""
+    spec = importlib.util.spec_from_file_location("bench_gateway_review2", BENCH / "gateway.py")
+    gateway = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gateway)
+    cleaned = []
+
+    class Launcher:
+        def __init__(self, env, log_dir):
+            self.prefix = env["CROUPIER_TOPIC_PREFIX"]
+
+        def start(self, games):
+            pass
+
+        def wait_ready(self, timeout_s):
+            raise RuntimeError("the gateway did not start")
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(gateway, "Launcher", Launcher)
+    monkeypatch.setattr(gateway, "cleanup_prefix", lambda kafka, redis_url, prefix, games: cleaned.append(
+        (prefix, list(games))))
+    with pytest.raises(RuntimeError, match="did not start"):
+        gateway.main(["--transport", "grpc", "--game", "journey"])
+    ((prefix, games),) = cleaned
+    assert prefix.startswith("bench") and games == ["journey"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from croupier.cli.main import main as croupier_main
 
 
@@ -25,7 +27,7 @@ def parsed(monkeypatch, argv):
 
     seen = {}
     monkeypatch.setattr(loadtest, "run", lambda cfg, **k: seen.update(cfg=cfg) or (0, None))
-    code = croupier_main(["loadtest", "--tables", "2", "--duration", "5", *argv])
+    code = croupier_main(["loadtest", "--duration", "5", *([] if "--tables" in argv else ["--tables", "2"]), *argv])
     return code, seen.get("cfg")
 
 
@@ -40,3 +42,15 @@ def test_a_ramp_asked_for_with_a_think_time_is_not_dropped(monkeypatch, capsys):
     code, cfg = parsed(monkeypatch, ["--think-ms", "100", "--ramp", "2", "--stagger"])
     assert code == 2 and cfg is None
     assert "--ramp and --stagger do not go together" in capsys.readouterr().err
+
+
+def test_workers_are_bounded(monkeypatch, capsys):
+    """--workers 20000 (a slip for --tables) started twenty thousand Python processes before
+    the run, each ~60 MB: the machine's memory gone before a table was opened. It is a bad
+    flag now, as --tables and --duration past their bounds are."""
+    with pytest.raises(SystemExit) as exc:
+        parsed(monkeypatch, ["--workers", "20000"])
+    assert exc.value.code == 2
+    assert "argument --workers: must be at most 256 (each is a process of its own), not 20,000" in capsys.readouterr().err
+    code, cfg = parsed(monkeypatch, ["--workers", "256", "--tables", "300"])
+    assert code == 0 and cfg.workers == 256

@@ -25,6 +25,10 @@ MIN_THINK_MS = 0.001  # a microsecond: below it the offered load (tables x 1000 
 MAX_TABLES = 1_000_000  # more than any machine's load generator holds open at once
 MAX_DURATION_S = 86_400.0  # a day
 _tables = argtypes.whole(1, MAX_TABLES)
+# Each worker is a Python process of its own (~60 MB before its tables), started before the run:
+# thousands (a slip for --tables) would take the machine's memory before a table is opened.
+MAX_WORKERS = 256
+_workers = argtypes.whole(1, MAX_WORKERS, " (each is a process of its own)")
 
 
 def _seconds(minimum_exclusive: bool, high: float | None = None, what: str = ""):
@@ -104,8 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--think-ms", type=_think_ms, default=0.0, metavar="MS",
                    help="mean pause of a bot before each move, drawn from [0.5, 1.5] x MS (default 0: no pause; "
                         f"else at least {MIN_THINK_MS:g})")
-    p.add_argument("--workers", type=_positive_int, default=2, metavar="W",
-                   help="load-generator processes (default 2)")
+    p.add_argument("--workers", type=_workers, default=2, metavar="W",
+                   help=f"load-generator processes (default 2, at most {MAX_WORKERS})")
     p.add_argument("--target", type=_address, default=None, metavar="HOST:PORT",
                    help=f"the gateway: its gRPC address (default 127.0.0.1:{grpc_port}) or, with --protocol "
                         f"http, its HTTP address (default 127.0.0.1:{http_port})")

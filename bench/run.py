@@ -50,73 +50,102 @@ def load(name: str) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def table() -> list[tuple[str, str, str, str]]:
-    rows = []
-    engine = load("engine")
-    if engine:
-        for game, r in engine["games"].items():
-            rows.append((f"engine {game}: commands/s", f"{r['commands_per_s']:,.0f}", ">= 10,000", "-"))
-            rows.append((f"engine {game}: replayed events/s", f"{r['replay_events_per_s']:,.0f}", ">= 50,000", "-"))
-            rows.append((f"engine {game}: bytes per live game", f"{r['bytes_per_live_game']:,}", "< 20,000 (idle table)", "-"))
-    memory = load("memory")
-    if memory:
-        for game, r in memory["games"].items():
-            rows.append((f"rules replica {game}: bytes per finished game, kept / retired",
-                         f"{r['bytes_per_finished_game_kept']:,} / {r['bytes_per_retired_game']:,}", "-",
-                         f"live game {r['bytes_per_live_game']:,}"))
-    if memory and memory.get("forgotten"):
-        fg = memory["forgotten"]
-        rows.append(("rules replica: bytes per forgotten game (its id only)", f"{fg['bytes_per_id']}", "-",
-                     f"false positives {fg['false_positive_rate']:.4%} over {fg['ids']:,} ids"))
-    rebuild = load("rebuild")
-    if rebuild:
-        fl, fs, sn = rebuild["from_log"], rebuild["from_snapshot"], rebuild["snapshot"]
-        rows.append((f"rules replica: partition of {rebuild['events_in_partition']:,} events taken, from the log, s",
-                     f"{rebuild['whole_log_again']['seconds']}", "-", f"{fl['events_per_s']:,.0f} events/s folded"))
-        rows.append((f"rules replica: the same from a snapshot + {rebuild['tail_events']:,} events after it, s",
-                     f"{fs['seconds']}", "-", f"snapshot {sn['bytes']:,} B, saved in {sn['seconds']} s"))
-    rules = load("rules")
-    if rules:
-        echo = rules["echo_baseline"]["per_s"]
-        for k, v in rules["peak"].items():
-            rows.append((f"rules: commands/s, {k} games in flight", f"{v['per_s']:,.0f}", ">= echo/2", f"echo {echo:,.0f}/s"))
-        for k, v in rules["latency_at_load"].items():
-            rows.append((f"rules: p50/p99 ms at {k} of peak", f"{v['p50_ms']}/{v['p99_ms']}", "p99 < 50 at 50%", "-"))
-        kb = rules["kafka_baseline"]
-        rows.append(("rules: peak / bare grpc echo", f"{rules['ratios']['peak_over_echo']}", ">= 0.5",
-                     f"raw txn produce {kb['single']['transactions_per_s']:,.0f} txn/s"))
-        st = rules.get("stream")
-        if st:  # the gateway's path: moves on HandleCommands streams, against an echo on a stream
-            rows.append(("rules over HandleCommands streams: commands/s, 1000 in flight", f"{st['peak']['per_s']:,.0f}",
-                         "-", f"stream echo {st['echo']['per_s']:,.0f}/s ({st['peak_over_echo']})"))
-    projector = load("projector")
-    if projector:
-        rows.append(("projector: catch-up events/s", f"{projector['projector']['events_per_s']:,.0f}",
-                     f">= {projector['target_events_per_s']:,.0f}",
-                     f"kafka {projector['baseline_kafka_consume']['events_per_s']:,.0f}/s, "
-                     f"redis {projector['baseline_redis_pipeline']['events_per_s']:,.0f}/s"))
-    gateway = load("gateway")
-    if gateway:
-        for transport, r in gateway.get("results", {}).items():
-            rows.append((f"gateway {transport}: moves/s, {r['tables']} tables", f"{r['moves_per_s']:,.0f}", "-", "-"))
-            rows.append((f"gateway {transport}: submit p50/p99 ms", f"{r['submit_p50_ms']}/{r['submit_p99_ms']}", "-", "-"))
-    lt = load("loadtest")
-    if lt:
-        rows += loadtest_rows(lt)
-    replay = load("replay")
-    if replay:
-        target = f">= {replay.get('target_events_per_s', 20000):,}"
-        for game, r in replay.get("per_game_type", {}).items():
-            rows.append((f"audit {game}: events/s re-executed", f"{r['audit_events_per_s']:,.0f}", target,
-                         f"end to end {r['end_to_end_events_per_s']:,.0f}/s"))
-        everything = replay.get("all_exported")
-        if everything:
-            rows.append((f"audit {everything['games']:,} exported games: events/s", f"{everything['audit_events_per_s']:,.0f}",
-                         target, f"end to end {everything['end_to_end_events_per_s']:,.0f}/s"))
+Row = tuple[str, str, str, str]  # figure, measured, target, baseline (same run)
+
+
+def table(problems: list[str] | None = None) -> list[Row]:
+    """The rows of every benchmark's last results. A results file that cannot be read (cut
+    short, not JSON, of another shape) is left out and said so in `problems`, not a traceback
+    that hides every other figure."""
+    rows: list[Row] = []
+    for name, rows_of in ROWS.items():
+        try:
+            data = load(name)
+            if data:
+                rows += rows_of(data)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+            if problems is not None:
+                problems.append(f"{results_dir() / (name + '.json')} cannot be read ({type(exc).__name__}: {exc}): "
+                                f"run bench/{BENCHES[name][0]} again")
     return rows
 
 
-def loadtest_rows(lt: dict) -> list[tuple[str, str, str, str]]:
+def engine_rows(engine: dict) -> list[Row]:
+    rows = []
+    for game, r in engine["games"].items():
+        rows.append((f"engine {game}: commands/s", f"{r['commands_per_s']:,.0f}", ">= 10,000", "-"))
+        rows.append((f"engine {game}: replayed events/s", f"{r['replay_events_per_s']:,.0f}", ">= 50,000", "-"))
+        rows.append((f"engine {game}: bytes per live game", f"{r['bytes_per_live_game']:,}", "< 20,000 (idle table)", "-"))
+    return rows
+
+
+def memory_rows(memory: dict) -> list[Row]:
+    rows = []
+    for game, r in memory["games"].items():
+        rows.append((f"rules replica {game}: bytes per finished game, kept / retired",
+                     f"{r['bytes_per_finished_game_kept']:,} / {r['bytes_per_retired_game']:,}", "-",
+                     f"live game {r['bytes_per_live_game']:,}"))
+    if memory.get("forgotten"):
+        fg = memory["forgotten"]
+        rows.append(("rules replica: bytes per forgotten game (its id only)", f"{fg['bytes_per_id']}", "-",
+                     f"false positives {fg['false_positive_rate']:.4%} over {fg['ids']:,} ids"))
+    return rows
+
+
+def rebuild_rows(rebuild: dict) -> list[Row]:
+    fl, fs, sn = rebuild["from_log"], rebuild["from_snapshot"], rebuild["snapshot"]
+    return [(f"rules replica: partition of {rebuild['events_in_partition']:,} events taken, from the log, s",
+             f"{rebuild['whole_log_again']['seconds']}", "-", f"{fl['events_per_s']:,.0f} events/s folded"),
+            (f"rules replica: the same from a snapshot + {rebuild['tail_events']:,} events after it, s",
+             f"{fs['seconds']}", "-", f"snapshot {sn['bytes']:,} B, saved in {sn['seconds']} s")]
+
+
+def rules_rows(rules: dict) -> list[Row]:
+    rows = []
+    echo = rules["echo_baseline"]["per_s"]
+    for k, v in rules["peak"].items():
+        rows.append((f"rules: commands/s, {k} games in flight", f"{v['per_s']:,.0f}", ">= echo/2", f"echo {echo:,.0f}/s"))
+    for k, v in rules["latency_at_load"].items():
+        rows.append((f"rules: p50/p99 ms at {k} of peak", f"{v['p50_ms']}/{v['p99_ms']}", "p99 < 50 at 50%", "-"))
+    kb = rules["kafka_baseline"]
+    rows.append(("rules: peak / bare grpc echo", f"{rules['ratios']['peak_over_echo']}", ">= 0.5",
+                 f"raw txn produce {kb['single']['transactions_per_s']:,.0f} txn/s"))
+    st = rules.get("stream")
+    if st:  # the gateway's path: moves on HandleCommands streams, against an echo on a stream
+        rows.append(("rules over HandleCommands streams: commands/s, 1000 in flight", f"{st['peak']['per_s']:,.0f}",
+                     "-", f"stream echo {st['echo']['per_s']:,.0f}/s ({st['peak_over_echo']})"))
+    return rows
+
+
+def projector_rows(projector: dict) -> list[Row]:
+    return [("projector: catch-up events/s", f"{projector['projector']['events_per_s']:,.0f}",
+             f">= {projector['target_events_per_s']:,.0f}",
+             f"kafka {projector['baseline_kafka_consume']['events_per_s']:,.0f}/s, "
+             f"redis {projector['baseline_redis_pipeline']['events_per_s']:,.0f}/s")]
+
+
+def gateway_rows(gateway: dict) -> list[Row]:
+    rows = []
+    for transport, r in gateway.get("results", {}).items():
+        rows.append((f"gateway {transport}: moves/s, {r['tables']} tables", f"{r['moves_per_s']:,.0f}", "-", "-"))
+        rows.append((f"gateway {transport}: submit p50/p99 ms", f"{r['submit_p50_ms']}/{r['submit_p99_ms']}", "-", "-"))
+    return rows
+
+
+def replay_rows(replay: dict) -> list[Row]:
+    rows = []
+    target = f">= {replay.get('target_events_per_s', 20000):,}"
+    for game, r in replay.get("per_game_type", {}).items():
+        rows.append((f"audit {game}: events/s re-executed", f"{r['audit_events_per_s']:,.0f}", target,
+                     f"end to end {r['end_to_end_events_per_s']:,.0f}/s"))
+    everything = replay.get("all_exported")
+    if everything:
+        rows.append((f"audit {everything['games']:,} exported games: events/s", f"{everything['audit_events_per_s']:,.0f}",
+                     target, f"end to end {everything['end_to_end_events_per_s']:,.0f}/s"))
+    return rows
+
+
+def loadtest_rows(lt: dict) -> list[Row]:
     rows = []
     think, peak, echo = lt["think"], lt["peak"], lt["echo_baseline"]
     f = think["flags"]
@@ -166,6 +195,12 @@ def loadtest_rows(lt: dict) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+# The table's order: each benchmark's rows from its results file.
+ROWS = {"engine": engine_rows, "memory": memory_rows, "rebuild": rebuild_rows, "rules": rules_rows,
+        "projector": projector_rows, "gateway": gateway_rows, "loadtest": loadtest_rows,
+        "replay": replay_rows}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--only", default=",".join(BENCHES))
@@ -200,17 +235,19 @@ def main(argv=None) -> int:
             extra = QUICK.get(name, []) if args.quick else []
             if subprocess.run([sys.executable, str(script), *extra], cwd=ROOT).returncode != 0:
                 failed.append(name)  # go on with the others; the table shows the last results
-    rows = table()
+    problems: list[str] = []
+    rows = table(problems)
     width = max((len(r[0]) for r in rows), default=10)
     print()
     vwidth = max([12, *(len(r[1]) for r in rows)])
     print(f"{'figure':<{width}}  {'measured':>{vwidth}}  {'target':<22}  baseline (same run)")
     for name, value, target, base in rows:
         print(f"{name:<{width}}  {value:>{vwidth}}  {target:<22}  {base}")
+    for problem in problems:
+        print(f"\n{problem}")
     if failed:
         print(f"\nfailed: {', '.join(failed)} (their rows, if any, are from an earlier run)")
-        return 1
-    return 0
+    return 1 if failed or problems else 0
 
 
 if __name__ == "__main__":

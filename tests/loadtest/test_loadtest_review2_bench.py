@@ -147,3 +147,19 @@ def test_the_gateway_benchmark_removes_its_topics_and_keys(monkeypatch):
         gateway.main(["--transport", "grpc", "--game", "journey"])
     ((prefix, games),) = cleaned
     assert prefix.startswith("bench") and games == ["journey"]
+
+
+def test_the_table_survives_a_results_file_it_cannot_read(tmp_path, monkeypatch, capsys):
+    """`bench/run.py --table` (and make bench's table after the runs) ended in a traceback on
+    one results file cut short (a benchmark killed as it wrote) or of an older shape, and
+    printed no figure at all. The others are printed now, the bad one named, exit 1."""
+    (tmp_path / "engine.json").write_text('{"games": {"journey": {"commands_per_s": 1')  # cut short
+    (tmp_path / "rules.json").write_text(json.dumps({"peak": {}}))  # another shape
+    (tmp_path / "loadtest.json").write_text((BENCH / "results" / "loadtest.json").read_text())
+    monkeypatch.setenv("CROUPIER_BENCH_RESULTS", str(tmp_path))
+    assert bench_run().main(["--table"]) == 1
+    out = capsys.readouterr().out
+    assert "loadtest peak / bare grpc echo" in out  # the readable ones' figures
+    assert f"{tmp_path / 'engine.json'} cannot be read (JSONDecodeError" in out
+    assert f"{tmp_path / 'rules.json'} cannot be read (KeyError" in out and "run bench/rules.py again" in out
+    assert "Traceback" not in out

@@ -46,7 +46,15 @@ def write(name: str, data: dict) -> Path:
     results.mkdir(parents=True, exist_ok=True)
     path = results / f"{name}.json"
     data = {"benchmark": name, "machine": machine(), **data}
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    # Whole or not at all: a run killed (or a disk full) as it writes leaves the results before
+    # it, not a file cut short that no table can read.
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return path
 
 

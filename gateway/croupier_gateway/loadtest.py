@@ -1279,10 +1279,22 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
         unfinished = [u for f in finals for u in f.get("unfinished", [])]
         asyncio.run(after(cfg, report, samples, unfinished, interrupt))
     print_report(report)
+    written = True
     if json_path:
-        with open(json_path, "w", encoding="utf-8") as handle:
-            json.dump(report, handle, indent=2, sort_keys=True)
-            handle.write("\n")
+        # Whole or not at all: a write cut short (a full disk, a kill) leaves no half a report
+        # (a report there before is left as it was), and a failed one is told, not a traceback.
+        partial = f"{json_path}.partial"
+        try:
+            with open(partial, "w", encoding="utf-8") as handle:
+                json.dump(report, handle, indent=2, sort_keys=True)
+                handle.write("\n")
+            os.replace(partial, json_path)
+        except OSError as exc:
+            written = False
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            print(f"croupier loadtest: could not write --json {json_path} ({exc.strerror or exc}); the report is "
+                  "above", file=sys.stderr)
     plotted = True
     if plot_path:
         try:
@@ -1294,7 +1306,7 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
     if interrupt.name:
         return EXIT_ON_SIGNAL[interrupt.name], report
     # Tables the operator API did not force-end are left running: not a clean run either.
-    ok = (report["errors"] == 0 and report["check"]["passed"] is not False and plotted
+    ok = (report["errors"] == 0 and report["check"]["passed"] is not False and plotted and written
           and not report["tables"]["force_end_failed"])
     return (0 if ok else 1), report
 

@@ -223,6 +223,14 @@ def error_kind(exc: BaseException) -> str:
     return f"exception:{type(exc).__name__}"
 
 
+def lost_answer(exc: BaseException) -> bool:
+    """Whether a call failed without an answer (the connection dropped, refused or timed out),
+    so that what it asked may or may not have been done."""
+    import httpx
+
+    return isinstance(exc, (httpx.TransportError, ConnectionError, TimeoutError))
+
+
 class TimedClient:
     """The gateway client with every command timed: create_table, join (as join_seat) and
     submit (by the action's type). Everything else passes through untouched.
@@ -285,6 +293,19 @@ class TimedClient:
                     await asyncio.sleep(min(0.05 * 2**(unavailable - 1), 1.0))
                     continue
                 raise
+            except Exception as exc:
+                if not (retry_throttled and lost_answer(exc)):
+                    raise
+                # The same for a create or join whose answer never came (over HTTP: the
+                # connection dropped or timed out; gRPC answers those 503).
+                self.tally.error(error_kind(exc))
+                exc.counted = True  # type: ignore[attr-defined]
+                unavailable += 1
+                if unavailable >= UNAVAILABLE_TRIES:
+                    raise GatewayError(0, "gave_up", f"{kind} still unanswered ({type(exc).__name__}) after "
+                                                     f"{UNAVAILABLE_TRIES} tries") from exc
+                await asyncio.sleep(min(0.05 * 2**(unavailable - 1), 1.0))
+                continue
             self.tally.ok(kind, self.game, self.clock() - t0)
             return result
 

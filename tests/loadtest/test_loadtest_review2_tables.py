@@ -113,3 +113,27 @@ def test_a_create_answered_503_but_done_is_not_left_open(monkeypatch, quick_back
     assert set(fake.created) <= over(fake) | unfinished  # every table made is played or force-ended
     assert final["errors"]["503:unavailable"] == len(fake.created)
     assert final["opened"] == len(fake.created)
+
+
+class DoneButDropped(DoneButUnavailable):
+    """The same over HTTP: the first try's connection drops (or times out) after the table
+    was made, so no answer comes at all."""
+
+    async def create_table(self, game_type, seats=None, options=None, command_id=None, *, retry=True):
+        import httpx
+
+        try:
+            return await super().create_table(game_type, seats, options, command_id, retry=retry)
+        except loadtest.GatewayError:
+            raise httpx.ReadTimeout("timed out") from None
+
+
+def test_a_create_whose_answer_never_came_but_done_is_not_left_open(monkeypatch, quick_backoff):
+    fake = DoneButDropped(moves=4)
+    worker, out = run_worker(fake, monkeypatch, duration_s=0.5)
+    (final,) = out.of("final")
+    unfinished = {gid for gid, _ in final["unfinished"]}
+    assert fake.created
+    assert set(fake.created) <= over(fake) | unfinished
+    assert final["errors"]["exception:ReadTimeout"] == len(fake.created)
+    assert final["opened"] == len(fake.created)

@@ -661,8 +661,19 @@ class TableHost:
 
     # -- reads --------------------------------------------------------------------------
 
+    def to_act(self, state: TableState) -> tuple[int, ...]:
+        """The seats to act now, by the table's own rules version (as legal_actions)."""
+        if state.status != RUNNING:
+            return ()
+        if state.rules_version != self.spec.rules_version:
+            return self.for_version(state.rules_version).to_act(state)
+        return tuple(self.spec.to_act(state.game))
+
     def view(self, state: TableState, seat: int | None) -> dict[str, Any]:
-        """What `seat` (None: a spectator) may see of the table. The seed only once over."""
+        """What `seat` (None: a spectator) may see of the table. The seed only once over. By
+        the table's own rules version's view and to_act, as its moves are decided by them."""
+        if state.rules_version != self.spec.rules_version:
+            return self.for_version(state.rules_version).view(state, seat)
         spec = self.spec
         game = state.game
         running = state.status == RUNNING

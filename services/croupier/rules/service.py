@@ -517,7 +517,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 state = slot.state
                 response.over = state.status == "over"
                 if state.status == "running":
-                    for seat in self.host.spec.to_act(state.game):
+                    for seat in self.host.to_act(state):  # by the table's own rules version
                         actions = self.host.legal_action_texts(state, seat)
                         response.next.append(rules_pb2.SeatActions(seat=seat, actions_json=actions))
         return response

@@ -72,6 +72,7 @@ CHECKED_ACTIONS = 50_000  # well-formed actions remembered (forgotten all at onc
 CREATE_ATTEMPTS = 3
 GRANT_ATTEMPTS = 3  # tries to record a committed join's token (grant_seat) before a 503
 SPECTATED_KEPT = 100_000
+SPENT_KEPT = 100_000  # joins known here to be marked used (forgotten all at once past this: marked again)
 STREAM_FULL_RETRY_S = 5.0  # Retry-After of a stream refused for the stream caps (a slot frees as a stream ends)  # game ids known open to spectators (the oldest forgotten past this)
 
 
@@ -117,6 +118,7 @@ class Gateway(OperatorDesk):
         # Games a spectator may see (not forks, or forks whose origins are over: that never
         # changes back), so that only a fork's first spectators look its origins up.
         self._spectated: OrderedDict[str, None] = OrderedDict()
+        self._spent: set[tuple[str, int, int]] = set()  # (game, seat, join) marked used in Redis (_spend)
 
     async def close(self) -> None:
         await self.fanout.close()
@@ -183,7 +185,32 @@ class Gateway(OperatorDesk):
             raise unauthenticated("this is not the operator token")
 
     async def seat_claims(self, token: str | None, game_id: str, *, required: bool = True) -> SeatClaims | None:
-        """The seat a token holds at this table; None for no token when not required."""
+        """The seat a token holds at this table; None for no token when not required. A token
+        of a join, once it holds its seat here, marks that join used (_spend)."""
+        claims = await self._seat_claims(token, game_id, required=required)
+        if claims is not None and claims.join:
+            await self._spend(game_id, claims)
+        return claims
+
+    async def _spend(self, game_id: str, claims: SeatClaims) -> None:
+        """Record (once per join and process) that a token of this join has been used: its
+        caller has the token, so a join sent again with the join's command_id is no retry of a
+        lost answer, and gets no token (Gateway.join: join_in_use). A guessed command_id then
+        takes a seat only before its player's first request. Redis failing here is logged, not
+        answered: the request is the player's, and the next one marks it."""
+        key = (game_id, claims.seat, claims.join)
+        if key in self._spent:
+            return
+        try:
+            await self.reads.mark_join_used(game_id, claims.seat, claims.join, self.s.token_ttl_s)
+        except RedisError as exc:
+            log.warning("join_use_unmarked", game_id=game_id, seat=claims.seat, error=type(exc).__name__)
+            return
+        if len(self._spent) >= SPENT_KEPT:
+            self._spent.clear()
+        self._spent.add(key)
+
+    async def _seat_claims(self, token: str | None, game_id: str, *, required: bool = True) -> SeatClaims | None:
         if not token:
             if required:
                 raise unauthenticated("a seat token is required (Authorization: Bearer <token>)")
@@ -493,6 +520,13 @@ class Gateway(OperatorDesk):
             # player or bot again. Else anyone sending that id (a client that makes ids as
             # another does) got the seat with a new token, and its holder's hidden cards.
             await self._same_join(game_id, seat, player, bot or None)
+            if await self.reads.join_used(game_id, seat, joined):
+                # A token of this join has been used: its caller got the answer, and whoever
+                # sends the join again now (its command_id guessed) must not get the seat.
+                raise ApiError("conflict", "join_in_use",
+                               f"seat {seat} was given to this join and its token has been used since: sending the "
+                               "join again does not give the seat again (its holder keeps it); a join of your own "
+                               "needs a new command_id")
         token, claims = await self._grant_joined(game_id, seat, joined, cid)
         if not response.result.duplicate:  # (a duplicate's projection was confirmed above)
             await self.wait_projected(game_id, version)

@@ -32,8 +32,9 @@ class JoinSeat(_Body):
     command_id: str | None = Field(
         default=None, min_length=1, max_length=100,
         description="A secret retry key: repeating a join with it (and the same player and bot) returns the seat "
-                    "again with a new token, so it must not be guessable: at least 16 characters, random (a UUID), "
-                    "else 400 command_id_too_short. Left out, the gateway makes one")
+                    "again with a new token (until a token of that join is used: then 409 join_in_use), so it must "
+                    "not be guessable: at least 16 characters, random (a UUID), else 400 command_id_too_short. Left "
+                    "out, the gateway makes one")
 
 
 class LeaveSeat(_Body):

@@ -23,6 +23,9 @@ from croupier_gateway.feed import SEATS
 SPECTATOR = "spectator"
 LEFT = "-"  # the seat holder record of a seat that was left, as gateways before left_mark wrote it
 LEFT_PREFIX = "left:"  # the record of a seat that was left: left:{jti}:{version} (left_mark)
+# Beside a seat's holder, `used:{seat}:{join}`: a token of that join (the seq of its SeatJoined)
+# has been used, so a retry of the join is no retry of a lost answer (Gateway.join).
+USED_PREFIX = "used:"
 
 
 class SeatTaken(Exception):
@@ -285,6 +288,20 @@ class ReadStore:
                     return True
                 except WatchError:
                     continue
+
+    async def mark_join_used(self, game_id: str, seat: int, join: int, ttl_s: int) -> None:
+        """Record that a token of the join of seq `join` has been used (a field of its own per
+        join, so a late mark of an earlier join never hides a later one's); the record lives as
+        long as the seat holders' (a key made here expires too)."""
+        key = self.seats_key(game_id)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(key, f"{USED_PREFIX}{seat}:{int(join)}", "1")
+        pipe.expire(key, ttl_s, nx=True)
+        await pipe.execute()
+
+    async def join_used(self, game_id: str, seat: int, join: int) -> bool:
+        """Whether a token of the join of seq `join` has been used (mark_join_used)."""
+        return bool(await self.r.hexists(self.seats_key(game_id), f"{USED_PREFIX}{seat}:{int(join)}"))
 
     async def holder(self, game_id: str, seat: int) -> str | None:
         """The jti holding the seat; after a leave, a record is_left() tells (left_by() names

@@ -19,6 +19,7 @@ from croupier.rules.errors import REJECTION_METADATA
 from croupier.v1 import events_pb2, gateway_pb2, gateway_pb2_grpc
 from croupier_gateway.client import GrpcGateway, _command_id
 from croupier_gateway.core import Gateway
+from croupier_gateway.errors import ApiError
 from croupier_gateway.grpc_api import start_server
 from croupier_gateway.validation import JOIN_COMMAND_ID_MIN
 
@@ -94,3 +95,72 @@ def test_the_projects_clients_make_join_ids_long_enough():
     new_id = re.search(r"export function newId\(\) \{(.*?)\n\}", source, re.S).group(1)
     size = int(re.search(r"new Uint8Array\((\d+)\)", new_id).group(1))
     assert "padStart(2" in new_id and 2 * size >= JOIN_COMMAND_ID_MIN  # hex of `size` random bytes
+
+
+# A floor on the id's length cannot tell a long guessable id from a random one. So a second
+# line: a join sent again gets the seat only while no token of that join has been used. Its
+# first caller then has the token (the answer was not lost), and whoever sends the join again
+# is not retrying a lost answer: 409 join_in_use, and the holder keeps the seat. A guessed id
+# takes a seat only in the moment between a join and its player's first request.
+
+
+def test_a_join_whose_token_was_used_is_not_given_again(client, fake_stack):
+    sredis = fake_stack[2]
+    gw = client.app.state.holder["gw"]
+    gid = create(client)
+    cid = "alice-join-of-seat-0"  # long enough, and guessable all the same
+    first = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": cid})
+    assert first.status_code == 201, first.text
+    # Its answer lost (the token never used): the retry gets the seat, with a new token.
+    again = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": cid})
+    assert again.status_code == 201, again.text
+    token = again.json()["token"]
+    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(token)).json()["seat"] == 0  # used
+    stolen = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": cid})
+    err = error(stolen, 409)
+    assert err["code"] == "join_in_use" and "token" not in stolen.json()
+    # the holder keeps the seat, and its token
+    assert sredis.hget(gw.reads.seats_key(gid), "0").decode() == gw.signer.verify(token).jti
+    assert client.get(f"/v1/tables/{gid}/actions", headers=bearer(token)).json()["seat"] == 0
+
+
+def test_a_token_used_through_one_gateway_stops_the_joins_retry_through_another(fake_stack):
+    settings, aredis, _, router = fake_stack
+
+    async def main():
+        a, b = Gateway(settings, aredis, router=router), Gateway(settings, aredis, router=router)
+        try:
+            gid = (await a.create_table("pebbles", 2, {}))["game_id"]
+            cid = "bob-join-of-seat-1-xx"
+            joined = await b.join(gid, 1, "bob", None, "e", cid)
+            again = await b.join(gid, 1, "bob", None, "e", cid)  # not used yet: a retry
+            await a.seat_claims(again["token"], gid)  # a request of its holder, through a
+            try:
+                await b.join(gid, 1, "bob", None, "e", cid)
+            except ApiError as exc:
+                return joined, exc
+            return joined, None
+        finally:
+            await a.close()
+            await b.close()
+
+    joined, refused = asyncio.run(main())
+    assert joined["token"] and refused is not None and refused.code == "join_in_use"
+    assert (refused.http_status, refused.grpc_status) == (409, grpc.StatusCode.ABORTED)
+
+
+def test_the_mark_of_a_used_join_expires_with_the_seat_holders(fake_stack):
+    """Made where Redis had lost the holders' record, it is not a key that lives for ever."""
+    settings, aredis, sredis, router = fake_stack
+
+    async def main():
+        gw = Gateway(settings, aredis, router=router)
+        try:
+            await gw.reads.mark_join_used("pebbles-0000000000000000", 0, 3, 60)
+            return await gw.reads.join_used("pebbles-0000000000000000", 0, 3), \
+                await gw.reads.join_used("pebbles-0000000000000000", 0, 4)
+        finally:
+            await gw.close()
+
+    assert asyncio.run(main()) == (True, False)
+    assert 0 < sredis.ttl(Gateway(settings, aredis, router=router).reads.seats_key("pebbles-0000000000000000")) <= 60

@@ -81,7 +81,7 @@ def test_a_renewal_racing_a_leave_and_another_join_does_not_take_the_seat_from_i
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(alice)).status_code == 401
 
 
-def test_a_join_command_id_sent_again_by_another_player_does_not_take_the_seat(client):
+def test_a_join_command_id_sent_again_by_another_player_does_not_take_the_seat(client, fake_stack):
     """The rules service answers a join's command_id seen before as a duplicate whatever the
     join carries (it leaves the comparison of a join's retry to the gateway). The gateway
     gave the seat again, with a new token, to anyone who sent that id: another player whose
@@ -98,8 +98,10 @@ def test_a_join_command_id_sent_again_by_another_player_does_not_take_the_seat(c
     assert bob.json()["error"]["code"] == "command_id_reused"
     robot = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "bot": "random", "command_id": "join-1-0123456789"})
     assert robot.status_code in (400, 409), robot.text  # not the seat either
-    assert client.get(f"/v1/tables/{gid}/view", headers=bearer(alice.json()["token"])).status_code == 200
-    # The same join again (its answer lost) still gets the seat, with a new token.
+    gw, sredis = client.app.state.holder["gw"], fake_stack[2]  # alice's token still holds the seat
+    assert sredis.hget(gw.reads.seats_key(gid), "0").decode() == gw.signer.verify(alice.json()["token"]).jti
+    # The same join again (its answer lost: its token never used) still gets the seat, with a
+    # new token (test_gateway_review2_join_ids: not once a token of the join has been used).
     again = client.post(f"/v1/tables/{gid}/seats/0", json={"player": "alice", "command_id": "join-1-0123456789"})
     assert again.status_code == 201, again.text
     assert client.get(f"/v1/tables/{gid}/view", headers=bearer(again.json()["token"])).json()["seat"] == 0

@@ -174,6 +174,7 @@ class Config:
         return {"games": list(self.games), "tables": self.tables, "duration_s": self.duration_s,
                 "ramp_s": self.ramp_s, "protocol": self.protocol, "bot": self.bot, "think_ms": self.think_ms,
                 "workers": self.workers, "target": self.target, "seats": self.seats, "check": self.check,
+                "seed": self.seed,  # the bots' and think times' (--seed): what a run again needs
                 "stagger": self.stagger, "http_target": self.http_target,
                 # Whether a token was given (never the token) and --keep-tables: what became of
                 # the tables the time cut short.

@@ -73,3 +73,13 @@ def test_a_benchmarks_results_are_written_whole_or_not_at_all(monkeypatch, tmp_p
         pass
     assert (tmp_path / "engine.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["engine.json"]
+
+
+def test_the_report_gives_the_seed(monkeypatch):
+    """The bots' choices and the think times follow --seed: a report without it could not be
+    run again as it was."""
+    final = {"type": "final", "kinds": {}, "games": {}, "errors": {}, "refusals": {}, "rate_limited": 0,
+             "opened": 0, "finished": {}, "failed": 0, "unfinished": [], "samples": []}
+    cfg = Config(games=("journey",), tables=1, duration_s=1.0, seed=1234)
+    report = loadtest.build_report(cfg, [final], loadtest.Timeline(), 1.0)
+    assert report["config"]["seed"] == 1234

@@ -122,9 +122,9 @@ async def _first_message_token(websocket: WebSocket, wait_s: float) -> tuple[str
 async def _pump(websocket: WebSocket, updates, g: Any, token: str | None = None, waited: bool = False) -> None:
     """Send updates until they end or the client goes; whichever comes first stops the other.
     A message from the client ends the stream with a refusal (4400), unless it is the
-    stream's own auth message again (the same token, or none for a spectator's that did not
-    wait for one): `token_too_late` for a token sent after the auth wait made the stream a
-    spectator's, `unexpected_message` for anything else."""
+    stream's own auth message again (the same token, or {} on a spectator's):
+    `token_too_late` for a token sent after the auth wait made the stream a spectator's,
+    `unexpected_message` for anything else."""
 
     async def send_all():
         try:
@@ -143,7 +143,7 @@ async def _pump(websocket: WebSocket, updates, g: Any, token: str | None = None,
                 return
             said = _auth_token(incoming.get("text"), strict=True)
             if said is not _NOT_AUTH and said == token:
-                continue  # the auth message again (a spectator's {} that came after the wait)
+                continue  # the auth message again (a spectator's {} that came after the wait, say)
             if said is not _NOT_AUTH and said is not None and token is None and waited:
                 raise bad_request("token_too_late",
                                   f"the token came after the {g.s.ws_auth_wait_s:g} s this stream waits for it, and "

@@ -35,6 +35,7 @@ The report's fields are documented in docs/performance.md ("croupier loadtest").
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import math
@@ -375,7 +376,10 @@ class Worker:
         self.tally = Tally()
         self.running: dict[str, str] = {}  # game_id -> game type, tables being played
         self.failed: dict[str, str] = {}  # tables a failure stopped (no bot plays them): not over
-        self.samples: dict[str, list[FinishedGame]] = {}
+        # The last --check finished games of each type: those the check may sample. The last,
+        # not the first: their seats' tokens (which read the views checked) must still be good
+        # after the run, and a run may last longer than a token (CROUPIER_TOKEN_TTL_S, 12 h).
+        self.samples: dict[str, collections.deque[FinishedGame]] = {}
         self.rng = random.Random(f"{cfg.seed}:{index}")
         self.measured = asyncio.Event()  # set when the measured run starts (at once without stagger)
         self.warming = 0  # tables still playing their warm-up moves
@@ -513,9 +517,8 @@ class Worker:
             self.warm_finished += 1
         else:
             self.tally.finished[game] = self.tally.finished.get(game, 0) + 1
-            kept = self.samples.setdefault(game, [])
-            if len(kept) < max(1, self.cfg.check):
-                kept.append(FinishedGame(game_id, game, tokens))
+            kept = self.samples.setdefault(game, collections.deque(maxlen=max(1, self.cfg.check)))
+            kept.append(FinishedGame(game_id, game, tokens))
 
     def unfinished(self) -> list[list[str]]:
         """The tables not over: cut short by the time (running) or stopped by a failure."""

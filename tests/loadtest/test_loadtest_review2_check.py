@@ -48,3 +48,27 @@ def test_a_log_not_found_in_kafka_says_where_it_was_looked_for(monkeypatch):
     assert set(row) == ROW_FIELDS and row["source"] == "kafka" and row["events"] == 0
     assert "elsewhere.croupier.events.journey" in row["problem"]
     assert "CROUPIER_TOPIC_PREFIX" in row["problem"] and "--operator-token" in row["problem"]
+
+
+def test_the_games_kept_for_the_check_are_the_last_finished(monkeypatch):
+    """A worker kept the first --check finished games of each type for the check. The check
+    reads their views with their seats' tokens, which last CROUPIER_TOKEN_TTL_S (12 h by
+    default) while --duration goes up to a day: after a long run every sampled game's views
+    were refused and the check failed, the stack being right. The last ones are kept now."""
+    import time
+
+    from loadtest_fakes import Out, run_guarded
+
+    from croupier_gateway.loadtest import Worker
+
+    fake = FakeGateway(moves=2)
+    cfg = Config(games=("journey",), tables=1, duration_s=0.3, bot="random", workers=1, seats=1, check=2)
+    monkeypatch.setattr(loadtest, "make_client", lambda *a, **k: fake)
+    out = Out()
+    worker = Worker(0, cfg, time.monotonic(), out)
+    fake.worker = worker
+    run_guarded(lambda: worker.run())
+    (final,) = out.of("final")
+    finished = [g for g, in_run in fake.ended_in_run.items() if in_run]
+    assert len(finished) > 2, "the test needs more finished games than it keeps"
+    assert [s[0] for s in final["samples"]] == finished[-2:]

@@ -5,6 +5,7 @@ test_projector_review2_gaps."""
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import OFFSET_BEGINNING
 from harness import read_model_views
 from test_projector_poison import _game, _skipped
 from test_projector_review2_gaps import _fold, _Partition, _projector
@@ -85,5 +86,36 @@ def test_an_idle_game_whose_keys_were_deleted_by_hand_is_restored_by_its_next_ev
         joined = {k for k in meta if k.startswith("joined:")}
         assert joined and joined == {f"joined:{e.payload['seat']}" for e in first if e.type == "SeatJoined"}
         assert redis.exists(keys.state(gid)) and gid not in p.stuck
+    finally:
+        p.redis.close()
+
+
+@pytest.mark.parametrize("deleted", ["all", "meta", "views", "state"])
+def test_an_idle_game_the_projector_holds_is_restored_without_a_next_event(redis_url, redis, prefix, deleted):
+    """An idle game (a table waiting for its next move) whose keys were deleted by hand stayed
+    missing until its next event or a rebuild. The projector looks at the games it holds
+    folded once a minute (with the sweep): one whose keys are gone has its partition read
+    again from zero, and is written whole, joins and all."""
+    keys = Keys(prefix)
+    p = _projector(redis_url, prefix)
+    topic = p.s.kafka.topic(GAME)
+    first, _, host = _game(96, 6)
+    gid = first[0].game_id
+    part = _Partition(topic, first, batch=4)
+    try:
+        _fold(p, part, 100)
+        assert gid in p.cache
+        whole = _read_models(redis, keys, gid)
+        assert whole[0]["version"] == str(host.fold(first).version)
+        assert p._restore_missing(part) == []  # nothing missing: nothing read again
+
+        gone = {"all": [keys.meta(gid), keys.state(gid), keys.views(gid)], "meta": [keys.meta(gid)],
+                "views": [keys.views(gid)], "state": [keys.state(gid)]}[deleted]
+        redis.delete(*gone)
+        assert p._restore_missing(part) == [gid]
+        assert part.seeks[-1] == OFFSET_BEGINNING
+        _fold(p, part, 100)
+        assert _read_models(redis, keys, gid) == whole and redis.exists(keys.state(gid))
+        assert gid not in p.stuck and _skipped(p, "log_gap") == 0
     finally:
         p.redis.close()

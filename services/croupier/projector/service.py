@@ -512,6 +512,7 @@ class Projector:
                         swept = self.models.sweep(self.game_ids, int(time.time() * 1000))
                         if swept:
                             log.info("finished_games_swept", games=swept)
+                        self._restore_missing(consumer)
                 except redis.RedisError as exc:
                     # Redis is away (a restart, maybe without its data): wait, then fold
                     # again from the committed offsets; the writes are guarded by seq.
@@ -583,6 +584,41 @@ class Projector:
                 return [f"{tp.topic}/{tp.partition}"]
             self._still[key] = (tp.offset, now)  # nothing new there: asked about again after stall_s
         return []
+
+    def _restore_missing(self, consumer: Consumer) -> list[str]:
+        """The games this projector holds folded (not finished) whose read-model keys are gone
+        while nothing refolds them (deleted by hand: an operator's mistake): their partitions
+        are read again from zero, and each such game is written whole from its first event
+        (its state is dropped, so a fold that does not reach the stored version goes on,
+        APPLY's 3). Without this, an idle game (a table waiting for its players) stayed
+        missing until its next event or a rebuild. Returns the games found so."""
+        gids = [g for g in self.cache if g not in self.whole_joins]
+        if not gids or self.redis.exists(self.keys.rebuilding()) or self._epoch_now() != self.epoch:
+            return []  # a rebuild drops them: its epoch folds everything again
+        pipe = self.redis.pipeline(transaction=False)
+        for gid in gids:
+            pipe.exists(self.keys.meta(gid), self.keys.views(gid), self.keys.state(gid))
+        gone = [gid for gid, n in zip(gids, pipe.execute()) if n != 3]
+        held = set(consumer.assignment())
+        rewind = set()
+        for gid in gone:
+            tp = self.partition_of.get(gid)
+            if tp is None or tp not in held:
+                continue
+            log.error("read_model_missing", game_id=gid, partition=f"{tp.topic}/{tp.partition}",
+                      action="its partition is folded again from its start")
+            self.redis.unlink(self.keys.state(gid))
+            rewind.add(tp)
+        if rewind:
+            self.forget(rewind, rewinding=True)
+            self._recorded_since_rewind.difference_update((tp.topic, tp.partition) for tp in rewind)
+            for tp in rewind:  # its stuck games stay stuck, as for a gap's rewind
+                try:
+                    consumer.seek(TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
+                except KafkaException as exc:
+                    log.warning("rewind_failed", partition=f"{tp.topic}/{tp.partition}", error=str(exc))
+            self.m_rewinds.inc(len(rewind))
+        return gone
 
     def _consumer_again(self, consumer: Consumer, stalled: list[str]) -> Consumer | None:
         """Leave the group and join it again with a new consumer: the new assignment starts

@@ -47,7 +47,7 @@ def test_a_rebuild_while_kafka_is_away_drops_no_view(no_kafka, redis, redis_pref
     redis.hset(views, "0", "{}")
     r = croupier(env, "projector", "rebuild", timeout=60)
     assert r.returncode == EXIT_UNAVAILABLE, r.stdout + r.stderr
-    one_clear_line(r.stderr, "croupier projector:", "cannot reach Kafka", address)
+    one_clear_line(r.stderr, "croupier projector rebuild:", "cannot reach Kafka", address)
     assert redis.hgetall(views) == {b"0": b"{}"} and redis.get(f"{redis_prefix}projector:epoch") is None
 
 

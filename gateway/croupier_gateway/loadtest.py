@@ -66,7 +66,7 @@ CHECK_BUDGET_S = 180.0  # the check of the sample, all told: a gateway (or Kafka
 FORCE_END_TRIES = 100  # a force-end answered 429 or 503 is tried again, within the budget, up to this often
 FORCE_END_BUDGET_S = 120.0  # ... and the force-end of the tables left (those not ended by then: force_end_failed)
 POLL_S = 0.2  # how often a worker looks whether it is told to stop (or its parent is gone)
-EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}  # 128 + the signal's number, as a shell reports it
+EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}  # 128 + the signal's number, as a shell says
 EXPECTED_REFUSALS = {(409, None), (422, "not_your_turn"), (422, "game_over")}
 
 
@@ -653,6 +653,7 @@ def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any, ab
     worker = None
     parent = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a terminal hung up reaches the group too: as Ctrl-C
     try:
         structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))  # errors only
         # Load every game and bot before the start, so that no table's first command pays for it.
@@ -680,12 +681,37 @@ def worker_main(index: int, cfg: Config, start_value: Any, go: Any, out: Any, ab
 # -- the parent: progress, merge, check, report ----------------------------------------------
 
 
+@contextlib.contextmanager
+def hangup_ignored():
+    """SIGHUP ignored while the workers (and multiprocessing's resource tracker) are started:
+    they inherit it, so that the hang-up of the terminal, which reaches the whole process
+    group, does not kill them (and their tables with them) before a worker's own handling
+    is in place, nor the tracker (whose successor would not know the queue's semaphores)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, old)
+
+
+def say(text: str = "", end: str = "\n") -> None:
+    """A line on stderr, if it can still be written: after SIGHUP the terminal is gone (EIO),
+    and that must not stop the run from reporting and ending its tables."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr, end=end, flush=True)
+
+
 class Interrupt:
-    """SIGINT (Ctrl-C) or SIGTERM of the load test while its workers run: the first one asks
+    """SIGINT (Ctrl-C), SIGTERM or SIGHUP of the load test while its workers run: the first one asks
     them to stop, and the run ends as if its time were up (a report of what was measured, its
     tables force-ended); a second one stops at once (KeyboardInterrupt)."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    # SIGHUP: the terminal it ran in is gone (an ssh connection dropped): the tables are ended
+    # as for Ctrl-C rather than left with nobody to play them.
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self) -> None:
         self.name: str | None = None  # "SIGINT" or "SIGTERM" once one came
@@ -814,6 +840,10 @@ def run_workers(cfg: Config, interrupt: Interrupt | None = None) -> tuple[list[d
     interrupt = interrupt or Interrupt()
     # spawn, not fork: a forked child would inherit the parent's gRPC state.
     ctx = mp.get_context("spawn")
+    with hangup_ignored():  # spawn's helper process, which the queue's semaphores start: started now
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
     out = ctx.Queue()
     go = ctx.Event()
     abort = ctx.Event()
@@ -821,16 +851,17 @@ def run_workers(cfg: Config, interrupt: Interrupt | None = None) -> tuple[list[d
     start_value = ctx.Value("d", 0.0)
     procs = [ctx.Process(target=worker_main, args=(i, cfg, start_value, go, out, abort, stop), daemon=True)
              for i in range(cfg.workers)]
-    for p in procs:
-        p.start()
+    with hangup_ignored():  # what they start with: a hang-up of the terminal is the parent's to handle
+        for p in procs:
+            p.start()
     warm_started = time.monotonic()
     if cfg.stagger and cfg.progress:
-        print("stagger: playing each table to a random point of its first game ...", file=sys.stderr, flush=True)
+        say("stagger: playing each table to a random point of its first game ...")
     warm, early, gone = await_ready(cfg, procs, out, abort, interrupt)
     warm_seconds = round(time.monotonic() - warm_started, 3)
     if warm and not interrupt.name and cfg.progress:
-        print(f"stagger: {sum(w['moves'] for w in warm)} warm-up moves in {warm_seconds:g} s; the measured run "
-              "starts now", file=sys.stderr, flush=True)
+        say(f"stagger: {sum(w['moves'] for w in warm)} warm-up moves in {warm_seconds:g} s; the measured run "
+            "starts now")
     start_value.value = time.monotonic() + 0.2
     go.set()
     timeline = Timeline()
@@ -847,8 +878,8 @@ def run_workers(cfg: Config, interrupt: Interrupt | None = None) -> tuple[list[d
             # Interrupted: the workers end their run now (or their warm-up) and report.
             stop.set()
             give_up = min(give_up, time.monotonic() + STOP_GRACE_S)
-            print(f"{chr(13) + chr(10) if tty else ''}croupier loadtest: {interrupt.name}: stopping the run "
-                  "(again to stop at once)", file=sys.stderr, flush=True)
+            say(f"{chr(13) + chr(10) if tty else ''}croupier loadtest: {interrupt.name}: stopping the run "
+                "(again to stop at once)")
         try:
             msg = out.get(timeout=0.5)
         except queue_lib.Empty:
@@ -878,9 +909,9 @@ def run_workers(cfg: Config, interrupt: Interrupt | None = None) -> tuple[list[d
                 break
             shown = nxt
             line = progress_line(timeline.row(nxt), errors_total)
-            print(("\r" + line) if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
+            say(("\r" + line) if tty else line, end="" if tty else "\n")
     if cfg.progress and tty:
-        print(file=sys.stderr)
+        say()
     elapsed = max(0.0, time.monotonic() - start_value.value)
     timeline.stagger = warm_figures(warm, warm_seconds) if cfg.stagger and (warm or interrupt.name) else None
     if interrupt.name:
@@ -1303,7 +1334,6 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
         samples = [s for f in finals if f["type"] == "final" for s in f["samples"]]
         unfinished = [u for f in finals for u in f.get("unfinished", [])]
         asyncio.run(after(cfg, report, samples, unfinished, interrupt))
-    print_report(report)
     written = True
     if json_path:
         # Whole or not at all: a write cut short (a full disk, a kill) leaves no half a report
@@ -1318,16 +1348,16 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
             written = False
             with contextlib.suppress(OSError):
                 os.unlink(partial)
-            print(f"croupier loadtest: could not write --json {json_path} ({exc.strerror or exc}); the report is "
-                  "above", file=sys.stderr)
+            say(f"croupier loadtest: could not write --json {json_path} ({exc.strerror or exc}); the report is below")
+    with contextlib.suppress(OSError, ValueError):  # (the terminal gone: the report is in --json, if given)
+        print_report(report)
     plotted = True
     if plot_path:
         try:
             plot(report, plot_path)
         except Exception as exc:  # no matplotlib, or it failed: the report stands, the plot is missing
             plotted = False
-            print(f"croupier loadtest: could not draw --plot {plot_path} ({type(exc).__name__}: {exc})",
-                  file=sys.stderr)
+            say(f"croupier loadtest: could not draw --plot {plot_path} ({type(exc).__name__}: {exc})")
     if interrupt.name:
         return EXIT_ON_SIGNAL[interrupt.name], report
     # Tables the operator API did not force-end are left running: not a clean run either.

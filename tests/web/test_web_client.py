@@ -345,3 +345,57 @@ def test_the_replay_page_steps_through_a_game_with_its_audit(played_web, stack_s
         page.locator("#moves-body button[data-action]").first.click()
         page.wait_for_function(f"() => window.croupierTable.version > {before}")
         browser.close()
+
+
+def test_a_seat_whose_token_came_too_late_opens_its_stream_again(stack_services):
+    """The page sends its token in the stream's first message. One that comes after the
+    gateway's wait (CROUPIER_GATEWAY_WS_AUTH_WAIT_S, 0.2 s here; a busy browser) is refused,
+    4400 token_too_late, where it used to be left on a spectator's stream without a word: the
+    page opens the stream again, and plays its seat."""
+    base = stack_services.http_url
+    created = httpx.post(f"{base}/v1/tables", json={"game_type": "nightfall", "seats": 2}, timeout=30).json()
+    gid = created["game_id"]
+    joined = [httpx.post(f"{base}/v1/tables/{gid}/seats/{s}", json={"player": f"p{s}"}, timeout=30).json()
+              for s in range(2)]
+    held = {"0": {"token": joined[0]["token"], "expires_at": joined[0]["expires_at"], "player": "p0"}}
+    # A busy browser: on its first stream, the page's token goes out a second late and the
+    # spectator's views the gateway sends meanwhile go unread (the page would take one for a
+    # late token and open the stream again on its own); later streams are as usual.
+    late_first_send = """(() => {
+        const proto = WebSocket.prototype, send = proto.send;
+        const onmessage = Object.getOwnPropertyDescriptor(proto, "onmessage");
+        let first = null;
+        Object.defineProperty(proto, "onmessage", { configurable: true,
+          get() { return onmessage.get.call(this); },
+          set(fn) {
+            if (first === null) first = this;
+            onmessage.set.call(this, this !== first ? fn
+              : (e) => { if (String(e.data).startsWith('{"error"')) fn(e); });
+          } });
+        proto.send = function (data) {
+          if (this === first && !this.delayed) { this.delayed = true; setTimeout(() => send.call(this, data), 1000); return; }
+          return send.call(this, data);
+        };
+      })();"""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        ctx = browser.new_context(viewport=DESKTOP)
+        page = ctx.new_page()
+        page.goto(f"{base}/web/")
+        page.evaluate(f"() => localStorage.setItem('croupier:seats:{gid}', {json.dumps(json.dumps(held))})")
+        page.add_init_script(late_first_send)
+        frames: list[str] = []
+        sockets: list[str] = []
+
+        def on_socket(ws):
+            sockets.append(ws.url)
+            ws.on("framereceived", lambda payload: frames.append(payload if isinstance(payload, str) else ""))
+
+        page.on("websocket", on_socket)
+        page.goto(f"{base}/web/table.html?game={gid}&seat=0")
+        page.wait_for_function("() => window.croupierTable.view && window.croupierTable.view.you === 0", timeout=20_000)
+        assert page.evaluate("() => window.croupierTable.seat === 0 && window.croupierTable.token !== null")
+        assert page.text_content("#error").strip() == ""
+        browser.close()
+    refusals = [json.loads(f)["error"]["code"] for f in frames if f.startswith('{"error"')]
+    assert refusals == ["token_too_late"] and len(sockets) >= 2, (refusals, sockets)

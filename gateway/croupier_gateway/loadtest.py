@@ -65,6 +65,7 @@ STOP_GRACE_S = 30.0  # workers told to stop (SIGINT/SIGTERM of the load test) ha
 CHECK_BUDGET_S = 180.0  # the check of the sample, all told: a gateway (or Kafka) that hangs does not hang the end
 FORCE_END_TRIES = 100  # a force-end answered 429 or 503 is tried again, within the budget, up to this often
 FORCE_END_BUDGET_S = 120.0  # ... and the force-end of the tables left (those not ended by then: force_end_failed)
+WARM_LINE_S = 10.0  # how often the warm-up's progress line is written when stderr is not a terminal
 POLL_S = 0.2  # how often a worker looks whether it is told to stop (or its parent is gone)
 EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}  # 128 + the signal's number, as a shell says
 EXPECTED_REFUSALS = {(409, None), (422, "not_your_turn"), (422, "game_over")}
@@ -540,8 +541,14 @@ class Worker:
         t.tick_errors = 0
 
     async def warm_up(self, abort: Any) -> None:
-        """Wait for every table to be warm; raise WarmUpAborted if the parent gives up first."""
+        """Wait for every table to be warm; raise WarmUpAborted if the parent gives up first.
+        Tells the parent how far it is about once a second, for its progress line."""
+        tables, told = self.warming, 0.0
         while not self.all_warm.is_set():
+            if time.monotonic() - told >= 1.0:
+                told = time.monotonic()
+                self.out.put({"type": "warming", "worker": self.index, "moves": self.warm_moves,
+                              "warm": tables - self.warming, "tables": tables})
             if self.stopping():
                 raise WarmUpStopped(self.stopped_by)
             if abort is not None and abort.is_set():
@@ -780,8 +787,15 @@ def await_ready(cfg: Config, procs: Sequence[Any], out: Any, abort: Any,
     early: list[dict] = []
     gone: set[int] = set()
     answered: set[int] = set()
+    warming: dict[int, Mapping[str, Any]] = {}  # each worker's last word on its warm-up
+    started, shown = time.monotonic(), time.monotonic()
+    tty = sys.stderr.isatty()
+    line_open = False  # a progress line on the terminal, not ended yet
 
     def take(msg: Mapping[str, Any]) -> None:
+        if msg["type"] == "warming":
+            warming[msg["worker"]] = msg
+            return
         if msg.get("worker") in answered or msg["type"] not in ("ready", "failed", "final"):
             return
         answered.add(msg["worker"])
@@ -801,6 +815,14 @@ def await_ready(cfg: Config, procs: Sequence[Any], out: Any, abort: Any,
     while len(answered) < len(procs):
         if interrupt is not None and interrupt.name:
             break
+        if cfg.progress and warming and time.monotonic() - shown >= (1.0 if tty else WARM_LINE_S):
+            # The warm-up of a thousand tables takes minutes: how far it is, not silence.
+            shown = time.monotonic()
+            warm_now = sum(m["tables"] if i in answered else m["warm"] for i, m in warming.items())
+            say(f"{chr(13) if tty else ''}stagger: {warm_now:,} of {cfg.tables:,} tables at their starting point, "
+                f"{sum(m['moves'] for m in warming.values()):,} warm-up moves, {shown - started:.0f} s",
+                end="" if tty else "\n")
+            line_open = tty
         try:
             take(out.get(timeout=0.5))
             continue
@@ -824,6 +846,8 @@ def await_ready(cfg: Config, procs: Sequence[Any], out: Any, abort: Any,
                 if i not in answered:
                     p.terminate()
                     give_up(i, f"{what} after {limit:g} s")
+    if line_open:
+        say()
     return warm, early, gone
 
 

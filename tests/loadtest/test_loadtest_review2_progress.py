@@ -59,3 +59,43 @@ def test_the_progress_line_goes_on_when_a_worker_is_gone(monkeypatch, capsys, wo
     if worker is worker_killed:
         (gone,) = [f for f in finals if f["type"] == "failed"]
         assert "exit code 9" in gone["error"]  # what became of it, not only that it said nothing
+
+
+def slow_warm_up(index: int, cfg, start_value, go, out, abort, stop=None) -> None:
+    """A worker whose gateway takes 0.1 s a move: a warm-up of a few seconds."""
+    import asyncio
+
+    import loadtest_fakes
+
+    from croupier_gateway import loadtest as lt
+
+    fake = loadtest_fakes.FakeGateway(moves=10**9)
+    submit = fake.submit
+
+    async def slow(*args, **kwargs):
+        await asyncio.sleep(0.1)
+        return await submit(*args, **kwargs)
+
+    fake.submit = slow
+    lt.make_client = lambda *a, **k: fake
+    lt.Worker.mean_moves = lambda self, game, games=3: 60.0
+    lt.worker_main(index, cfg, start_value, go, out, abort, stop)
+
+
+def test_the_warm_up_shows_how_far_it_is(monkeypatch, capsys):
+    """--stagger's warm-up (minutes at a thousand tables) said nothing from "playing each
+    table to a random point" to "the measured run starts now": a load test that hung looked
+    the same. It now says how many tables are at their starting point, and the moves so far."""
+    monkeypatch.setattr(loadtest, "worker_main", slow_warm_up)
+    monkeypatch.setattr(loadtest, "WARM_LINE_S", 0.5)
+    cfg = Config(games=("journey",), tables=6, duration_s=1.0, workers=2, think_ms=50.0, seats=2, bot="random",
+                 stagger=True, progress=True, check=0)
+    run_workers(cfg)
+    err = capsys.readouterr().err
+    lines = re.findall(r"^stagger: ([\d,]+) of 6 tables at their starting point, ([\d,]+) warm-up moves", err,
+                       re.MULTILINE)
+    assert len(lines) >= 2, err
+    moves = [int(m.replace(",", "")) for _, m in lines]
+    assert moves == sorted(moves) and moves[-1] > 0
+    assert all(int(w) <= 6 for w, _ in lines)
+    assert err.index("at their starting point") < err.index("the measured run starts now")

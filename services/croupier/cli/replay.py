@@ -418,7 +418,8 @@ def _audit_all(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from croupier.engine.audit import format_fault, moves, step_end, view_as
+    from croupier.engine.audit import folded, format_fault, moves, step_end, view_as
+    from croupier.engine.envelope import verify_chain
 
     viewer = args.viewer
     if viewer not in ("spectator", "operator"):
@@ -427,14 +428,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
         viewer = str(int(viewer))
     try:
         envelopes = load(args)
-        problem = format_fault(envelopes)
+        # What the rules services folded, and the players saw (a record at a seq already
+        # folded is passed over; a seq missing is refused: log_gap).
+        log = folded(envelopes)
+        problem = format_fault(log)
         if problem is not None:
             raise Rejection("bad_log", f"these events cannot be replayed: seq {problem[0]}: {problem[1]}; "
                             "`croupier audit` says where the log is at fault", "malformed")
-        view = view_as(envelopes, args.to, viewer)
-        listing = moves(envelopes, args.to, viewer)
-        end = step_end(envelopes, args.to)
+        view = view_as(log, args.to, viewer)
+        listing = moves(log, args.to, viewer)
+        end = step_end(log, args.to)
+        # The log as recorded: an event altered, a record written again or at a seq already
+        # taken. The replay still shows the game as it was folded, and says the log is at fault.
+        fault = verify_chain(envelopes)
     except Rejection as exc:
+        if exc.code == "log_gap":
+            exc = Rejection(exc.code, f"these events cannot be replayed: {exc.message}; `croupier audit` says "
+                            "where the log is at fault", exc.kind)
         return _fail(args, exc)
     except ConfigError:
         raise  # a bad setting: main's one line and exit 2, not a fault of the log
@@ -444,13 +454,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
         detail = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         return _fail(args, Rejection("bad_log", f"these events cannot be replayed: {detail}; `croupier audit` says "
                                      "where the log is at fault", "malformed"))
+    log_fault = {"seq": fault.seq, "check": "chain", "what": fault.what} if fault else None
     if args.json:
-        text = json.dumps({"game_id": envelopes[0].game_id, "to": end, "as": viewer, "view": view, "moves": listing},
-                          indent=2, sort_keys=True)
+        text = json.dumps({"game_id": envelopes[0].game_id, "to": end, "as": viewer, "view": view, "moves": listing,
+                           "log_fault": log_fault}, indent=2, sort_keys=True)
     else:
         text = "\n".join([f"{envelopes[0].game_id} ({envelopes[0].game_type}) as {viewer}, at seq {end}", *listing,
                           "\nview:", json.dumps(view, indent=2, sort_keys=True)])
-    return _emit(args, text + "\n") or 0
+    written = _emit(args, text + "\n")
+    if written is not None:
+        return written
+    if fault is None:
+        return 0
+    # Shown, but not a log that holds: exit 1, as an audit that finds this fault does.
+    print(f"croupier replay: the log of {_shown(envelopes[0].game_id)} is at fault at seq {fault.seq}: {fault.what}; "
+          "shown as the rules services fold it (each seq from its first record); `croupier audit` checks it",
+          file=sys.stderr)
+    return 1
 
 
 def cmd_fork(args: argparse.Namespace) -> int:

@@ -321,10 +321,39 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
 MAX_SEQ = 2**62
 
 
+def folded(envelopes: Sequence[Envelope]) -> Sequence[Envelope]:
+    """The log as the rules services and the projector fold it, which is the game its
+    players saw: each seq once, from the first record that holds it. A later record at a seq
+    already folded (a record written again, or a second, different event that a writer's
+    bug or a writer from outside the rules put there) is passed over, as they pass over it;
+    folding it too showed another game (an event applied twice, the table not over). A seq
+    missing is Rejection `log_gap`: they refuse that game from there on, and no state after
+    it is one the game was in. A replay shows this log; `audit` names any such record as
+    the fault it is."""
+    version = 0
+    for env in envelopes:
+        if env.seq != version + 1:
+            break
+        version = env.seq
+    else:
+        return envelopes  # the usual log: every seq once, in order
+    out = list(envelopes[:version])
+    for env in envelopes[version:]:
+        if env.seq <= version:
+            continue
+        if env.seq != version + 1:
+            raise Rejection("log_gap", f"the log skips from seq {version} to seq {env.seq}: the events between are "
+                            "not in it, and the rules services fold this game no further", "malformed")
+        out.append(env)
+        version = env.seq
+    return out
+
+
 def step_end(envelopes: Sequence[Envelope], seq: int | None) -> int:
-    """The last seq of the command whose events include `seq` (None: the log's end). A
-    command's events are one step: no viewer ever saw the game halfway through them, and
-    the state there need not be one the rules can show."""
+    """The last seq of the command whose events include `seq` (None: the log's end), in the
+    folded log. A command's events are one step: no viewer ever saw the game halfway through
+    them, and the state there need not be one the rules can show."""
+    envelopes = folded(envelopes)
     if seq is not None:
         for batch in batches(envelopes):
             if batch[-1].seq >= seq:
@@ -334,6 +363,7 @@ def step_end(envelopes: Sequence[Envelope], seq: int | None) -> int:
 
 def state_at(envelopes: Sequence[Envelope], seq: int | None = None) -> tuple[TableHost, TableState]:
     """The game after step_end(envelopes, seq): after the whole command `seq` is part of."""
+    envelopes = folded(envelopes)
     host = host_for(envelopes)
     state = None
     stop = step_end(envelopes, seq)
@@ -367,6 +397,7 @@ def view_as(envelopes: Sequence[Envelope], seq: int | None, viewer: str) -> dict
 def moves(envelopes: Sequence[Envelope], seq: int | None, viewer: str) -> list[str]:
     """The moves in words, one line per command, up to `seq`. For a seat or a spectator,
     any card id hidden from that viewer at that moment is replaced by "(hidden)"."""
+    envelopes = folded(envelopes)
     host = host_for(envelopes)
     spec = host.spec
     state = None

@@ -1397,7 +1397,10 @@ async def after(cfg: Config, report: dict[str, Any], samples: Sequence[Sequence[
     checked = None
     if cfg.check and samples and not interrupt.name:
         # Interrupted while it checks: the check is given up (the tables are still force-ended).
-        task = asyncio.ensure_future(check_games(cfg, choose_sample(samples, cfg.check, cfg.seed)))
+        sample = choose_sample(samples, cfg.check, cfg.seed)
+        if cfg.progress:  # (it may take a while: say what it is doing, not a silence that looks hung)
+            say(f"checking {len(sample)} finished game(s): audit, projection equals replay ...")
+        task = asyncio.ensure_future(check_games(cfg, sample))
         while not task.done():
             await asyncio.wait({task}, timeout=POLL_S)
             if interrupt.name and not task.done():
@@ -1416,6 +1419,8 @@ async def after(cfg: Config, report: dict[str, Any], samples: Sequence[Sequence[
         report["check"] = {"sampled": 0, "audit_ok": 0, "projection_ok": 0, "passed": None, "games": [],
                            "skipped": skipped}
     if cfg.cleanup and cfg.operator_token and unfinished:
+        if cfg.progress:
+            say(f"force-ending the {len(unfinished)} table(s) left ...")
         ended, failed = await force_end(cfg, unfinished)
         report["tables"]["force_ended"] = ended
         report["tables"]["force_end_failed"] = failed

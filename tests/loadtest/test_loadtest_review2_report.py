@@ -83,3 +83,33 @@ def test_the_report_gives_the_seed(monkeypatch):
     cfg = Config(games=("journey",), tables=1, duration_s=1.0, seed=1234)
     report = loadtest.build_report(cfg, [final], loadtest.Timeline(), 1.0)
     assert report["config"]["seed"] == 1234
+
+
+def test_the_check_and_the_force_end_say_what_they_do(monkeypatch, capsys):
+    """After the run, the check (up to 180 s) and the force-end (up to 120 s) went on in
+    silence after the last progress line: a load test that looked hung, and a second Ctrl-C
+    to it leaves the tables running."""
+    final = {"type": "final", "kinds": {}, "games": {}, "errors": {}, "refusals": {}, "rate_limited": 0,
+             "opened": 3, "finished": {"journey": 1}, "failed": 0,
+             "unfinished": [["journey-a", "journey"], ["journey-b", "journey"]],
+             "samples": [["journey-c", "journey", ["t"]]]}
+    monkeypatch.setattr(loadtest, "run_workers", lambda cfg, **k: ([final], loadtest.Timeline(), 1.0))
+
+    async def fine(cfg):
+        return None
+
+    async def checked(cfg, sample):
+        return {"sampled": 1, "audit_ok": 1, "projection_ok": 1, "passed": True, "games": []}
+
+    async def ended(cfg, unfinished):
+        return len(unfinished), 0
+
+    monkeypatch.setattr(loadtest, "preflight", fine)
+    monkeypatch.setattr(loadtest, "operator_token_refused", fine)
+    monkeypatch.setattr(loadtest, "check_games", checked)
+    monkeypatch.setattr(loadtest, "force_end", ended)
+    cfg = Config(games=("journey",), tables=2, duration_s=1.0, workers=1, operator_token="a-token")
+    code, _ = run(cfg)
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "checking 1 finished game(s)" in err and "force-ending the 2 table(s) left" in err

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("status", help="rules owners, projector lag and game counts (from Redis)")
     p.add_argument("--json", action="store_true",
                    help="machine-readable output: redis, kafka, kafka_answers, redis_answers, projector and games "
-                        "(per game: partitions, owners, table counts, snapshots)")
+                        "(per game: partitions, owners, serving, silent_owners, table counts, snapshots)")
     p.set_defaults(func=cmd_status)
 
 
@@ -50,6 +50,13 @@ def collect() -> dict:
             # Each partition's snapshot (offset, age, size): where its next owner starts reading.
             "snapshots": snaps,
         }
+    # The owners' table is what the replicas last wrote: one killed outright (SIGKILL, its
+    # node lost) stays named there until another takes its partitions. Each is asked.
+    replicas = sorted({a for g in out["games"].values() for a in g["owners"].values()})
+    answers = replicas_answer(replicas)
+    for g in out["games"].values():
+        g["silent_owners"] = sorted({a for a in g["owners"].values() if not answers[a]})
+        g["serving"] = sum(1 for a in g["owners"].values() if answers[a])
     lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
     out["projector"] = {"lag": lag, "total_lag": sum(lag.values()), "reporting": bool(lag)}
     from croupier.stack.kafka import broker_ready
@@ -57,6 +64,32 @@ def collect() -> dict:
     # What Redis says of the owners may be minutes old; whether the log answers now is asked of it.
     out["kafka_answers"] = broker_ready(settings.kafka.bootstrap, 3.0)
     return out
+
+
+RULES_HEALTH_TIMEOUT_S = 2.0
+
+
+def replicas_answer(addresses: list[str], timeout: float = RULES_HEALTH_TIMEOUT_S) -> dict[str, bool]:
+    """Whether each rules replica (HOST:PORT) answers its gRPC health check SERVING now,
+    asked all at once."""
+    if not addresses:
+        return {}
+    from concurrent.futures import ThreadPoolExecutor
+
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    def ask(address: str) -> bool:
+        try:
+            with grpc.insecure_channel(address) as channel:
+                reply = health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(service="croupier.v1.RulesService"), timeout=timeout)
+            return reply.status == health_pb2.HealthCheckResponse.SERVING
+        except Exception:  # noqa: BLE001 - gone, refusing, not a rules replica, not an address
+            return False
+
+    with ThreadPoolExecutor(max_workers=min(16, len(addresses))) as pool:
+        return dict(zip(addresses, pool.map(ask, addresses)))
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -77,7 +110,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"kafka {out['kafka']}{kafka_state}   redis {out['redis']}")
         print(f"{'game':<12} {'owned':>9} {'open':>6} {'running':>8} {'finished':>9} {'snapshots':>9}  owners")
         for game, g in out["games"].items():
-            owners = sorted(set(g["owners"].values()))
+            owners = [f"{a} (DOES NOT ANSWER)" if a in g["silent_owners"] else a
+                      for a in sorted(set(g["owners"].values()))]
             print(f"{game:<12} {g['owned']:>4}/{g['partitions']:<4} {g['open_tables']:>6} {g['running']:>8} {g['finished']:>9} "
                   f"{len(g['snapshots']):>4}/{g['partitions']:<4}  {', '.join(owners) or '-'}")
         p = out["projector"]
@@ -85,6 +119,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"projector lag: {p['total_lag']} events over {len(p['lag'])} partitions")
         else:
             print("projector: not reporting (not running?)")
-    healthy = (all(g["owned"] == g["partitions"] and g["partitions"] for g in out["games"].values())
+    healthy = (all(g["owned"] == g["partitions"] and g["partitions"] and not g["silent_owners"]
+                   for g in out["games"].values())
                and out["projector"]["reporting"] and out["kafka_answers"])
     return 0 if healthy else 3

@@ -69,7 +69,10 @@ def configure(settings: LogSettings | None = None) -> None:
         renderer: Any = structlog.processors.JSONRenderer(sort_keys=True)
         processors = [*shared, structlog.processors.format_exc_info, renderer]
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty())
+        # Plain tracebacks: rich's (structlog's default when rich is installed) show every
+        # frame's locals, and a rules service's frames hold a table's seed and every hand.
+        renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty(),
+                                                 exception_formatter=structlog.dev.plain_traceback)
         processors = [*shared, renderer]
 
     structlog.configure(

@@ -218,12 +218,22 @@ def load(args: argparse.Namespace) -> list[Envelope]:
     from croupier.rules.store import read_game
 
     _check_game_id(args.game_id)
-    types = [args.game] if args.game else list(registry.GAME_IDS)
+    types = [args.game] if args.game else candidate_types(args.game_id)
     envelopes = read_game(_kafka(), args.game_id, types)
     if not envelopes:
         raise Rejection("no_such_game", f"no events for game {_shown(args.game_id)} in {', '.join(types)}",
                         "not_found")
     return envelopes
+
+
+def candidate_types(game_id: str) -> list[str]:
+    """The game types whose topics may hold game_id, in the order to read them: the type its
+    id names first (the gateway's and fork's ids start with it, `<game_type>-`, and the
+    gateway takes a table for that type), then the others. In the order of GAME_IDS, a
+    nightfall game's audit read the partition of four other topics to its end first, and a
+    record under its id in one of them (from outside the rules) was taken for its log."""
+    named = [g for g in registry.GAME_IDS if game_id.startswith(f"{g}-")]
+    return named + [g for g in registry.GAME_IDS if g not in named]
 
 
 def _fail(args: argparse.Namespace, exc: Rejection) -> int:

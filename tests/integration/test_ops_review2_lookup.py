@@ -1,0 +1,71 @@
+"""export, audit and replay of a GAME_ID without --game read the topic of the type the id
+names (`<game_type>-...`, as the gateway's and fork's ids are) first. They read the game
+types in a fixed order, expeditions first: a nightfall game's audit read four other topics'
+partitions to their end before its own, and one record under its id in one of them (written
+from outside the rules) was taken for the game's whole log: a finished game audited
+"INCOMPLETE, clean so far" from that record, exit 0."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from harness import croupier, service_env
+
+from croupier.engine import registry
+from croupier.engine.envelope import GENESIS_HASH, compute_hash
+from croupier.engine.selfplay import SelfplayReport, play_one
+from croupier.rules.store import encode_record, partition_for
+
+
+@pytest.fixture
+def prefix(redis):
+    value = f"l{uuid.uuid4().hex[:10]}."
+    yield value
+    keys = list(redis.scan_iter(match=f"{value}*"))
+    if keys:
+        redis.delete(*keys)
+
+
+def _played(game_id: str, game_type: str) -> list:
+    spec = registry.get(game_type)
+    table = play_one(spec, seats=spec.min_seats, seat_bots=["random"] * spec.min_seats,
+                     options=spec.parse_options({}), seed=9, index=0, report=SelfplayReport(game=game_type),
+                     check_all_legal=False)
+    out, prev = [], GENESIS_HASH  # the same game under game_id, its chain taken again
+    for env in table.envelopes:
+        env = dataclasses.replace(env, game_id=game_id, prev_hash=prev)
+        env = dataclasses.replace(env, hash=compute_hash(prev, env.body()))
+        out.append(env)
+        prev = env.hash
+    return out
+
+
+def test_a_game_is_read_from_the_topic_its_id_names(kafka, redis_url, prefix):
+    env = service_env(kafka, redis_url, prefix)
+    admin = AdminClient({"bootstrap.servers": kafka})
+    topics = {g: f"{prefix}croupier.events.{g}" for g in registry.GAME_IDS}
+    for future in admin.create_topics([NewTopic(t, num_partitions=2, replication_factor=1)
+                                       for t in topics.values()]).values():
+        future.result(30)
+    gid = f"nightfall-{uuid.uuid4().hex[:16]}"
+    game = _played(gid, "nightfall")
+    assert game[-1].type == "TableEnded"
+    producer = Producer({"bootstrap.servers": kafka})
+    part = partition_for(gid, 2)
+    for e in game:
+        producer.produce(topics["nightfall"], encode_record(e), key=gid.encode(), partition=part)
+    # One record under the game's id in another game type's topic, from outside the rules.
+    producer.produce(topics["expeditions"], encode_record(game[0]), key=gid.encode(), partition=part)
+    producer.flush(30)
+
+    r = croupier(env, "audit", gid, "--json", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    assert report["ended"] is True and report["events"] == len(game) and report["game_type"] == "nightfall"
+    r = croupier(env, "export", gid, timeout=120)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(game), r.stderr

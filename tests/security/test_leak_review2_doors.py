@@ -1,0 +1,327 @@
+"""Hidden cards through the gateway's answers that are not views, and through forks, for
+every game type (the second leak review), on the real stack.
+
+tests/security/test_security.py holds views, action lists, tables and replays of a running
+game to `hidden()`; tests/e2e checks every stream message. Not checked there, and changed
+this review: what a refused move is answered with on each door (HTTP 422/409 bodies, gRPC's
+croupier-rejection-bin, a Play answer; a version_conflict's new `current_version`), the
+WebSocket's error frames (token_too_late, unexpected_message), and forks of every game type
+(tests/e2e/test_e2e_fork.py forks expeditions only).
+
+- a refusal is an error and nothing else: no view, no actions, and its words name no card
+  hidden from the seat that sent the move but the ones that move itself named; a
+  version_conflict carries the game's version and no more; the same on HTTP, gRPC and Play;
+- a WebSocket's refusal frame carries only the error (a seat's and a spectator's stream);
+- a fork made by an operator from a running game shows each of its seats nothing its origin
+  hid from that seat at the fork point (view, actions, gRPC GetView, the WebSocket's first
+  message), and a spectator nothing at all (HTTP, gRPC, WebSocket, replay, listing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import uuid
+
+import grpc
+import httpx
+import pytest
+
+from croupier.engine import registry
+from croupier.engine.contract import Rejection
+from croupier.engine.selfplay import _probe_ctx, leaks
+from croupier.engine.table import RUNNING, TableHost
+from croupier.v1 import events_pb2, gateway_pb2, gateway_pb2_grpc
+from e2e_helpers import OPERATOR_TOKEN, seats_for, states_by_version
+
+OP = {"authorization": f"Bearer {OPERATOR_TOKEN}"}
+ERROR_KEYS = {"code", "message", "kind", "field", "current_version", "retry_after_s"}
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"} if token else {}
+
+
+def names_hidden(text: str, hidden: frozenset, sent: set[str]) -> list[str]:
+    """Hidden card ids the words name (as whole tokens), but those the move itself sent."""
+    tokens = set(re.split(r"[\s,;:'\"()\[\]{}]+", text))
+    return sorted(c for c in hidden - sent if c in tokens)
+
+
+def seated_running(stack, game_type: str) -> tuple[str, list[str], dict]:
+    """A table of this type played a few random moves, still running; its id, tokens and its
+    states by version (from the Kafka log)."""
+    seats = seats_for(game_type)
+    rng = random.Random(f"doors/{game_type}")
+    for _deal in range(6):
+        created = httpx.post(f"{stack.http_url}/v1/tables", json={"game_type": game_type, "seats": seats}, timeout=30)
+        assert created.status_code == 201, created.text
+        gid = created.json()["game_id"]
+        tokens = []
+        for seat in range(seats):
+            joined = httpx.post(f"{stack.http_url}/v1/tables/{gid}/seats/{seat}", timeout=30,
+                                json={"player": f"p{seat}", "entropy": uuid.uuid4().hex, "command_id": uuid.uuid4().hex})
+            assert joined.status_code == 201, joined.text
+            tokens.append(joined.json()["token"])
+        for _ in range(6):
+            view = httpx.get(f"{stack.http_url}/v1/tables/{gid}/view", headers=bearer(tokens[0]), timeout=30).json()
+            acting = view["view"]["to_act"]
+            if not acting:
+                break
+            seat = rng.choice(acting)
+            actions = httpx.get(f"{stack.http_url}/v1/tables/{gid}/actions", headers=bearer(tokens[seat]),
+                                timeout=30).json()
+            if not actions["actions"] or actions["version"] != view["version"]:
+                continue
+            r = httpx.post(f"{stack.http_url}/v1/tables/{gid}/commands", headers=bearer(tokens[seat]), timeout=30,
+                           json={"command_id": uuid.uuid4().hex, "action": rng.choice(actions["actions"]),
+                                 "expected_version": view["version"]})
+            assert r.status_code in (200, 409), r.text
+        states = states_by_version(stack.kafka, stack.prefix, game_type, gid)
+        if states[max(states)].status == RUNNING:
+            return gid, tokens, states
+    raise AssertionError(f"no {game_type} table stayed running")
+
+
+def refused_probes(host: TableHost, state, seat: int, rng: random.Random, limit: int = 10) -> list[tuple[dict, set]]:
+    """Moves `seat` may send that its rules refuse now, each with the cards it names: every
+    seat's legal moves sent as its own, and with cards hidden from it put in."""
+    hidden = sorted(host.spec.hidden(state.game, seat))
+    wires = []
+    for other in range(state.seats):
+        wires += [host.encode_action(a) for a in host.legal_actions(state, other)]
+    rng.shuffle(wires)
+    out: list[tuple[dict, set]] = []
+    for wire in wires:
+        variants = [wire]
+        for key, value in wire.items():
+            if isinstance(value, str) and key != "type" and hidden:
+                variants.append({**wire, key: rng.choice(hidden)})
+        for variant in variants:
+            try:
+                host.decide_events(state, host.decode_action(variant, seat), _probe_ctx(state, state.last_time + 1))
+            except Rejection:
+                sent = {v for v in variant.values() if isinstance(v, str)}
+                out.append((variant, sent))
+            if len(out) >= limit:
+                return out
+    return out
+
+
+def _grpc_refusals(stack, gid: str, token: str, moves: list[tuple[dict, int]]) -> tuple[list, list, list]:
+    """Each (move, expected_version) sent as SubmitCommand and on a Play stream: (code,
+    Rejection, trailing metadata) for each, the Play answers, and any update Play sent."""
+    async def main():
+        md = (("authorization", f"Bearer {token}"),)
+        async with grpc.aio.insecure_channel(stack.grpc_address) as channel:
+            stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+            unary = []
+            for move, version in moves:
+                try:
+                    await stub.SubmitCommand(gateway_pb2.SubmitCommandRequest(
+                        game_id=gid, command_id=uuid.uuid4().hex, expected_version=version,
+                        action_json=json.dumps(move)), metadata=md, timeout=30)
+                    unary.append(("OK", None, ()))
+                except grpc.aio.AioRpcError as error:
+                    trailing = tuple(error.trailing_metadata() or ())
+                    raw = dict(trailing).get("croupier-rejection-bin")
+                    rejection = events_pb2.Rejection.FromString(raw) if raw else None
+                    unary.append((error.code().name, rejection, trailing))
+            call = stub.Play(metadata=md, timeout=60)
+            await call.write(gateway_pb2.PlayRequest(start=gateway_pb2.StreamUpdatesRequest(
+                game_id=gid, from_version=max(v for _, v in moves))))
+            for tag, (move, version) in enumerate(moves, 1):
+                await call.write(gateway_pb2.PlayRequest(move=gateway_pb2.PlayMove(tag=tag, command=(
+                    gateway_pb2.SubmitCommandRequest(command_id=uuid.uuid4().hex, expected_version=version,
+                                                     action_json=json.dumps(move))))))
+            answers, updates = {}, []
+            while len(answers) < len(moves):
+                response = await asyncio.wait_for(call.read(), 30)
+                assert response is not grpc.aio.EOF, "the Play stream ended before its answers"
+                if response.HasField("answer"):
+                    answers[response.answer.tag] = response.answer
+                else:
+                    updates.append(response.update)
+            call.cancel()
+            return unary, [answers[t] for t in sorted(answers)], updates
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("game_type", registry.GAME_IDS)
+def test_a_refused_move_is_answered_with_its_refusal_alone_on_every_door(stack_services, game_type):
+    s = stack_services
+    spec = registry.get(game_type)
+    host = TableHost(spec)
+    gid, tokens, states = seated_running(s, game_type)
+    version = max(states)
+    state = states[version]
+    rng = random.Random(f"refusals/{game_type}")
+    checked = 0
+    for seat, token in enumerate(tokens):
+        hidden = spec.hidden(state.game, seat)
+        probes = refused_probes(host, state, seat, rng)
+        # A legal move of the seat's (if it has one) with an old expected_version: a conflict.
+        legal = [host.encode_action(a) for a in host.legal_actions(state, seat)]
+        conflict = legal[0] if legal else None
+        for move, sent in probes:
+            r = httpx.post(f"{s.http_url}/v1/tables/{gid}/commands", headers=bearer(token), timeout=30,
+                           json={"command_id": uuid.uuid4().hex, "action": move, "expected_version": version})
+            assert 400 <= r.status_code < 500, (move, r.status_code, r.text[:300])
+            body = r.json()
+            assert set(body) == {"error"} and set(body["error"]) <= ERROR_KEYS, body
+            assert not names_hidden(json.dumps(body), hidden, sent), (move, body)
+            checked += 1
+        if conflict is not None and version > 1:
+            r = httpx.post(f"{s.http_url}/v1/tables/{gid}/commands", headers=bearer(token), timeout=30,
+                           json={"command_id": uuid.uuid4().hex, "action": conflict, "expected_version": version - 1})
+            assert r.status_code == 409, r.text
+            body = r.json()
+            assert set(body) == {"error"} and set(body["error"]) <= ERROR_KEYS, body
+            assert body["error"]["code"] == "version_conflict" and body["error"]["current_version"] == version, body
+            assert not names_hidden(json.dumps(body), hidden, set()), body
+        sends = [(move, version) for move, _ in probes]
+        if conflict is not None and version > 1:
+            sends.append((conflict, version - 1))
+            probes.append((conflict, set()))
+        unary, answers, updates = _grpc_refusals(s, gid, token, sends)
+        assert len(unary) == len(answers) == len(probes)
+        for (move, sent), (_, expected), (code, rejection, trailing), answer in zip(probes, sends, unary, answers):
+            assert code != "OK" and rejection is not None, (move, code)
+            assert not names_hidden(rejection.message, hidden, sent), (move, rejection.message)
+            keys = {k for k, _ in trailing}
+            assert keys <= {"croupier-rejection-bin", "retry-after", "current-version"}, keys
+            assert not answer.HasField("response") and answer.rejection.code, answer
+            assert not names_hidden(answer.rejection.message, hidden, sent), (move, answer.rejection.message)
+            if expected != version:  # the conflict: the game's version, and nothing more
+                assert (code, rejection.code) == ("ABORTED", "version_conflict"), (code, rejection)
+                assert dict(trailing).get("current-version") == str(version), trailing
+                assert answer.current_version == version, answer
+            checked += 1
+        for update in updates:  # none is due (nothing was accepted), but any sent is the seat's own
+            assert not leaks(json.loads(update.view_json), spec.hidden(states[max(states)].game, seat))
+    after = states_by_version(s.kafka, s.prefix, game_type, gid)
+    assert max(after) == version, "a refused move changed the game"
+    assert checked >= len(tokens), checked
+
+
+def _ws_frames(stack, gid: str, token: str | None, then: str) -> tuple[list[dict], int]:
+    """The frames a stream sends before and with its refusal of the message `then`."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    async def main():
+        url = stack.http_url.replace("http://", "ws://") + f"/v1/tables/{gid}/stream?from_version=0"
+        frames = []
+        async with connect(url, open_timeout=10) as ws:
+            await ws.send(json.dumps({"token": token}) if token else "{}")
+            frames.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))  # the view now
+            await ws.send(then)
+            try:
+                while True:
+                    frames.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+            except ConnectionClosed as closed:
+                return frames, (closed.rcvd.code if closed.rcvd else 1006)
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("game_type", registry.GAME_IDS)
+def test_a_websockets_refusal_frame_carries_the_error_alone(stack_services, game_type):
+    s = stack_services
+    spec = registry.get(game_type)
+    gid, tokens, states = seated_running(s, game_type)
+    for seat, token in [(None, None), *enumerate(tokens)]:
+        # A move sent down the stream, and another seat's token (or, on the last seat's, a
+        # spectator's {}) after the stream's own: each refused, unexpected_message.
+        other = json.dumps({"token": tokens[-1]} if seat != len(tokens) - 1 else {})
+        for then in ('{"move": {"type": "x"}}', other):
+            frames, code = _ws_frames(s, gid, token, then)
+            assert code == 4400, (seat, code, frames[-1:])
+            *views, refusal = frames
+            assert set(refusal) == {"error"} and set(refusal["error"]) <= ERROR_KEYS, refusal
+            assert refusal["error"]["code"] == "unexpected_message", refusal
+            for view in views:
+                assert set(view) == {"version", "view", "actions"}, view.keys()
+                hidden = spec.hidden(states[view["version"]].game, seat)
+                assert not leaks(view, hidden), (seat, sorted(leaks(view, hidden))[:5])
+                assert seat is not None or view["actions"] == []
+
+
+def _grpc_view(stack, gid: str, token: str | None):
+    async def main():
+        async with grpc.aio.insecure_channel(stack.grpc_address) as channel:
+            stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+            md = (("authorization", f"Bearer {token}"),) if token else ()
+            try:
+                view = await stub.GetView(gateway_pb2.GetViewRequest(game_id=gid), metadata=md, timeout=30)
+            except grpc.aio.AioRpcError as error:
+                return error.code().name, None
+            return "OK", (view.version, json.loads(view.view_json))
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("game_type", registry.GAME_IDS)
+def test_a_fork_of_a_running_game_shows_its_seats_only_what_they_saw_and_spectators_nothing(stack_services, game_type):
+    s = stack_services
+    spec = registry.get(game_type)
+    gid, tokens, states = seated_running(s, game_type)
+    at = max(states)
+    origin = states[at]
+    forked = httpx.post(f"{s.http_url}/v1/operator/games/{gid}/fork", json={"at": at, "command_id": uuid.uuid4().hex},
+                        headers=OP, timeout=60)
+    assert forked.status_code in (200, 201), forked.text
+    fork = forked.json()["game_id"]
+    fork_tokens = []
+    for seat in range(origin.seats):
+        r = httpx.post(f"{s.http_url}/v1/operator/games/{fork}/seats/{seat}/token", headers=OP, timeout=30)
+        assert r.status_code in (200, 201), r.text
+        fork_tokens.append(r.json()["token"])
+    for seat, token in enumerate(fork_tokens):
+        hidden = spec.hidden(origin.game, seat)
+        view = httpx.get(f"{s.http_url}/v1/tables/{fork}/view", headers=bearer(token), timeout=30)
+        assert view.status_code == 200, view.text
+        assert view.json()["view"]["origin"]["game_id"] == gid
+        actions = httpx.get(f"{s.http_url}/v1/tables/{fork}/actions", headers=bearer(token), timeout=30).json()
+        code, grpc_view = _grpc_view(s, fork, token)
+        assert code == "OK"
+        frames, _ = _ws_frames(s, fork, token, "{}")
+        for what, payload in (("view", view.json()), ("actions", actions), ("gRPC view", grpc_view[1]),
+                              ("stream", frames[0])):
+            found = leaks(payload, hidden)
+            assert not found, f"the fork's {what} shows seat {seat} its origin's hidden {sorted(found)[:5]}"
+    # A spectator: nothing of it while the origin runs.
+    r = httpx.get(f"{s.http_url}/v1/tables/{fork}/view", timeout=30)
+    assert r.status_code == 403 and r.json()["error"]["code"] == "fork_of_running_game", r.text
+    assert _grpc_view(s, fork, None)[0] == "PERMISSION_DENIED"
+    frames, code = _ws_frames_refused(s, fork)
+    assert code == 4403 and frames and set(frames[-1]) == {"error"}, (code, frames)
+    r = httpx.get(f"{s.http_url}/v1/tables/{fork}/replay", timeout=30)
+    assert r.status_code == 403, r.text
+    listed = httpx.get(f"{s.http_url}/v1/tables", params={"status": "running", "game_type": game_type, "limit": 200},
+                       timeout=30).json()["tables"]
+    assert fork not in {t["game_id"] for t in listed}
+    facts = httpx.get(f"{s.http_url}/v1/tables/{fork}", timeout=30).json()
+    assert facts.get("result") is None and "view" not in facts
+    assert not leaks(facts, spec.hidden(origin.game, None))
+
+
+def _ws_frames_refused(stack, gid: str) -> tuple[list[dict], int]:
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    async def main():
+        url = stack.http_url.replace("http://", "ws://") + f"/v1/tables/{gid}/stream?from_version=0"
+        frames = []
+        async with connect(url, open_timeout=10) as ws:
+            await ws.send("{}")
+            try:
+                while True:
+                    frames.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+            except ConnectionClosed as closed:
+                return frames, (closed.rcvd.code if closed.rcvd else 1006)
+
+    return asyncio.run(main())

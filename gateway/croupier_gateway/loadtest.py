@@ -7,8 +7,8 @@ with bots (bots.play_seat: every seat follows its own stream and picks among its
 pausing a think time before each move, then opens the next one, until the duration is up.
 --ramp spreads the slots' first tables evenly over its seconds.
 
---stagger (the default with a think time and no --ramp) starts the measured run in the steady state of a
-live platform rather than with every table at its first move: before the start, each table
+--stagger (the default with a think time and no --ramp) starts the measured run in the steady
+state of a live platform rather than with every table at its first move: before the start, each table
 plays a random share of its first game (uniform over the bots' mean game length, which each
 worker measures by playing a few games in process) with no think time. Those warm-up moves,
 and the games that end within the warm-up, are not in the report's figures (it gives their
@@ -927,9 +927,9 @@ def run_workers(cfg: Config, interrupt: Interrupt | None = None) -> tuple[list[d
         while cfg.progress:
             nxt = shown + 1
             row = timeline.seconds.get(nxt)
-            ended = {f.get("worker") for f in finals}
+            reported_end = {f.get("worker") for f in finals}
             if row is None or any(i not in row["running"] for i, p in enumerate(procs)
-                                  if i not in ended and p.is_alive()):
+                                  if i not in reported_end and p.is_alive()):
                 break
             shown = nxt
             line = progress_line(timeline.row(nxt), errors_total)

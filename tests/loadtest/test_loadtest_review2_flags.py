@@ -54,3 +54,13 @@ def test_workers_are_bounded(monkeypatch, capsys):
     assert "argument --workers: must be at most 256 (each is a process of its own), not 20,000" in capsys.readouterr().err
     code, cfg = parsed(monkeypatch, ["--workers", "256", "--tables", "300"])
     assert code == 0 and cfg.workers == 256
+
+
+def test_the_help_gives_every_exit_code(capsys):
+    """--help named 0, 1, 2 and 75 but not the exit codes of an interrupted run, nor the
+    other reasons for 1 (tables left running, a report not written)."""
+    with pytest.raises(SystemExit):
+        croupier_main(["loadtest", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "130/143/129: stopped by SIGINT/SIGTERM/SIGHUP" in text
+    assert "tables the operator API did not force-end" in text and "--json/--plot not written" in text

@@ -89,11 +89,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Open N tables through the gateway, play whole games with bots (starting a new "
                                    "table when one ends) until the time is up, then report throughput, latency, "
                                    "errors and a check (audit, projection equals replay) of a sample of the "
-                                   "finished games. Exit 0: no errors and the check passed; 1: errors or a "
-                                   "failed check; 2: bad flags, a game the gateway does not host, or an operator "
+                                   "finished games. Exit 0: no errors and the check passed; 1: errors, a failed "
+                                   "check, tables the operator API did not force-end, or a --json/--plot not "
+                                   "written; 2: bad flags, a game the gateway does not host, or an operator "
                                    "token it refuses (checked before the run); 75: no gateway answers at the "
                                    "target, or at --http-target with an operator token (nothing was run: try "
-                                   "again later).")
+                                   "again later); 130/143/129: stopped by SIGINT/SIGTERM/SIGHUP (what was "
+                                   "measured is reported, the tables left are force-ended).")
     p.add_argument("--game", type=_game, default="all", metavar="G|all",
                    help=f"the game of the tables: {', '.join(registry.GAME_IDS)}, or all (spread evenly; default)")
     p.add_argument("--tables", type=_tables, required=True, metavar="N",

@@ -1362,12 +1362,13 @@ def run(cfg: Config, *, json_path: str | None = None, plot_path: str | None = No
     if json_path:
         # Whole or not at all: a write cut short (a full disk, a kill) leaves no half a report
         # (a report there before is left as it was), and a failed one is told, not a traceback.
-        partial = f"{json_path}.partial"
+        target = os.path.realpath(json_path)  # (a symbolic link is written through, as open() would)
+        partial = f"{target}.partial"
         try:
             with open(partial, "w", encoding="utf-8") as handle:
                 json.dump(report, handle, indent=2, sort_keys=True)
                 handle.write("\n")
-            os.replace(partial, json_path)
+            os.replace(partial, target)
         except OSError as exc:
             written = False
             with contextlib.suppress(OSError):

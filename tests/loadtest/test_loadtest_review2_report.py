@@ -113,3 +113,26 @@ def test_the_check_and_the_force_end_say_what_they_do(monkeypatch, capsys):
     assert code == 0
     err = capsys.readouterr().err
     assert "checking 1 finished game(s)" in err and "force-ending the 2 table(s) left" in err
+
+
+def test_a_report_path_that_is_a_link_is_written_through(monkeypatch, tmp_path):
+    """`--json latest.json`, a symbolic link to the run's file: written whole (a file then
+    renamed) must still land where the link points, the link kept."""
+    final = {"type": "final", "kinds": {}, "games": {}, "errors": {}, "refusals": {}, "rate_limited": 0,
+             "opened": 0, "finished": {}, "failed": 0, "unfinished": [], "samples": []}
+    monkeypatch.setattr(loadtest, "run_workers", lambda cfg, **k: ([final], loadtest.Timeline(), 1.0))
+
+    async def fine(cfg):
+        return None
+
+    monkeypatch.setattr(loadtest, "preflight", fine)
+    monkeypatch.setattr(loadtest, "operator_token_refused", fine)
+    (tmp_path / "runs").mkdir()
+    real = tmp_path / "runs" / "r1.json"
+    real.write_text("{}")
+    link = tmp_path / "latest.json"
+    link.symlink_to(real)
+    cfg = Config(games=("journey",), tables=1, duration_s=1.0, workers=1, progress=False, check=0)
+    code, _ = run(cfg, json_path=str(link))
+    assert code == 0
+    assert link.is_symlink() and json.loads(real.read_text())["report_version"] == 1

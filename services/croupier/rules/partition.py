@@ -13,6 +13,7 @@ import asyncio
 import copy
 import hashlib
 import heapq
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -423,7 +424,15 @@ class PartitionOwner:
         Before, a failing event ended the fold, so the partition's take failed at it on every
         try and none of its games was served."""
         why = f"seq {env.seq} ({env.type} v{env.version}): {problem}"[:300]
-        self.unreadable[env.game_id] = why
+        # Every caller of the game is refused with these words (game_unreadable, which the
+        # gateway hands to whichever seat sent a move): the game's own code fails naming what
+        # it could not place (a KeyError of a card newer content deals), a card of the event,
+        # such as the one another seat drew. The caller is told the seq and the event; the
+        # log keeps the whole why for the operators.
+        slot = self.games.get(env.game_id)
+        told = f"seq {env.seq} ({env.type} v{env.version}): " + redacted(
+            problem, env, slot.state if slot is not None else None, self.host)
+        self.unreadable[env.game_id] = told[:300]
         self.games.pop(env.game_id, None)
         self._ended.pop(env.game_id, None)
         log.error("game_unreadable", partition=self.partition, game_id=env.game_id, seq=env.seq, type=env.type,
@@ -1133,6 +1142,41 @@ FIRST_EVENT = {JoinSeat: "SeatJoined", LeaveSeat: "SeatLeft", ForceEnd: "TableEn
 def reused(command_id: str) -> Rejection:
     return Rejection("command_id_reused", f"command_id {command_id} was used by another command of this game; "
                      "a new command needs a new command_id", CONFLICT)
+
+
+_SECRET_MIN = 3  # shorter strings of a payload (a seat's "0", a symbol code) are no card
+
+
+def _leaves(value: Any) -> Iterable[str]:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+
+
+def redacted(problem: str, env: Envelope, state: TableState | None, host: TableHost) -> str:
+    """`problem` with every string of the event's payload (its cards, a TableCreated's seed)
+    and every card the game held hidden from any viewer replaced by "(hidden)": the words a
+    caller of a game that cannot be folded is given."""
+    secret = {s for s in _leaves(env.payload) if len(s) >= _SECRET_MIN}
+    if state is not None and state.game is not None:
+        try:
+            spec = host.for_version(state.rules_version).spec
+            for seat in (None, *range(state.seats)):
+                secret.update(s for s in spec.hidden(state.game, seat) if len(s) >= _SECRET_MIN)
+        except Exception:  # noqa: BLE001 - the game's code failed already; its payload is still hidden
+            pass
+    if not secret:
+        return problem
+    # Whole ids only (a card id holds letters, digits, "-", ".", ":" and "_").
+    pattern = re.compile(r"(?<![\w.:-])(?:" + "|".join(map(re.escape, sorted(secret, key=len, reverse=True)))
+                         + r")(?![\w.:-])")
+    return pattern.sub("(hidden)", problem)
 
 
 def unreadable(game_id: str, why: str) -> Rejection:

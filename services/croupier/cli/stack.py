@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import sys
 
 from croupier import stack
@@ -72,13 +73,38 @@ def how_to_reach(settings: StackSettings, components: list[str]) -> list[str]:
     return lines
 
 
+class Terminated(BaseException):
+    """SIGTERM while `up` starts the stack: unwinds as Ctrl-C does (stack.up stops what it
+    started), not a kill that leaves a stack half started and not ready."""
+
+
+EXIT_SIGTERM = 143  # 128 + SIGTERM, as a shell reports a command a SIGTERM ended
+
+
+def _on_sigterm(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # more of them while it stops: it finishes
+    raise Terminated()
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     try:
         settings = _settings()
         components = args.only or list(stack.COMPONENTS)
+    except (ConfigError, stack.StackError) as exc:
+        return _fail(exc)
+    # Killed by SIGTERM (`timeout`, a supervisor, `kill`) halfway through, `up` left Kafka
+    # or Redis running and not ready, as Ctrl-C does not: it now stops them as Ctrl-C does.
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
         report = stack.up(settings, components, timeout=args.timeout)
     except (ConfigError, stack.StackError) as exc:
         return _fail(exc)
+    except Terminated:
+        print("croupier stack: stopped by SIGTERM before the stack was ready; what this `up` had started is stopped "
+              "again", file=sys.stderr)
+        return EXIT_SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     parts = [f"{name} {secs:.1f} s" for name, secs in sorted(report.ready_after.items())]
     if report.started:
         print(f"stack ready in {report.seconds:.1f} s (start to ready: {', '.join(parts)}; "

@@ -130,8 +130,8 @@ def _up(settings: StackSettings, selected: list[Node], timeout: float) -> UpRepo
         # Redis first: it is up in milliseconds while Kafka formats and boots.
         for node in sorted(to_start, key=lambda n: n.name != "redis"):
             process = node.start()
+            started[node.name] = process  # before anything else: an interruption from here stops it
             node.pidfile.write(process)
-            started[node.name] = process
             report.started.append(node.name)
         _wait_ready(selected, started, began, began + timeout, report)
     except BaseException:

@@ -207,6 +207,10 @@ def two_states_faults(game_type: str, host: TableHost, state, rng: random.Random
                 continue
             for command in _probes(host, state, viewer, (a, b), universe):
                 first, second = _outcome(host, state, command), _outcome(host, other, command)
+                if first[0] == "refused" and not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", first[1]):
+                    # A refusal's code is a label of the rules service's metrics
+                    # (croupier_rules_rejections_total{code}): a fixed word, never a card.
+                    faults.append(f"{where}: {host.encode_action(command)} is refused with the code {first[1]!r}")
                 if first != second:
                     faults.append(f"{where}: {host.encode_action(command)} is {first} against {second}")
                     break

@@ -31,10 +31,10 @@ def prefix(redis):
         redis.delete(*keys)
 
 
-def _played(game_id: str, game_type: str) -> list:
+def _played(game_id: str, game_type: str, seed: int = 9) -> list:
     spec = registry.get(game_type)
     table = play_one(spec, seats=spec.min_seats, seat_bots=["random"] * spec.min_seats,
-                     options=spec.parse_options({}), seed=9, index=0, report=SelfplayReport(game=game_type),
+                     options=spec.parse_options({}), seed=seed, index=0, report=SelfplayReport(game=game_type),
                      check_all_legal=False)
     out, prev = [], GENESIS_HASH  # the same game under game_id, its chain taken again
     for env in table.envelopes:
@@ -69,3 +69,42 @@ def test_a_game_is_read_from_the_topic_its_id_names(kafka, redis_url, prefix):
     assert report["ended"] is True and report["events"] == len(game) and report["game_type"] == "nightfall"
     r = croupier(env, "export", gid, timeout=120)
     assert r.returncode == 0 and len(r.stdout.splitlines()) == len(game), r.stderr
+
+
+def test_a_forks_audit_checks_the_origin_it_carries_against_the_origins_log(kafka, redis_url, prefix):
+    """The fork's own log holds by itself whatever game it carries as its origin: a fork made
+    from a game never played, under a real game's id, audited clean. `croupier audit FORK`
+    reads the origin's log too and names the fork's first seq (`origin`) when they differ."""
+    from croupier.engine.table import TableHost
+
+    env = service_env(kafka, redis_url, prefix)
+    topic = f"{prefix}croupier.events.expeditions"
+    admin = AdminClient({"bootstrap.servers": kafka})
+    for future in admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)]).values():
+        future.result(30)
+    origin_id = f"expeditions-{uuid.uuid4().hex[:16]}"
+    real = _played(origin_id, "expeditions")
+    made_up = _played(origin_id, "expeditions", seed=10)
+    host = TableHost(registry.get("expeditions"))
+
+    def fork(origin, fork_id):
+        at = len(origin) // 2
+        while origin[at].cause is None:
+            at += 1
+        return host.fork(fork_id, origin[:at], "ef" * 32, now=origin[at - 1].time)
+
+    genuine = fork(real, f"expeditions-{uuid.uuid4().hex[:16]}")
+    forged = fork(made_up, f"expeditions-{uuid.uuid4().hex[:16]}")
+    producer = Producer({"bootstrap.servers": kafka})
+    for game in (real, genuine, forged):
+        gid = game[0].game_id
+        for e in game:
+            producer.produce(topic, encode_record(e), key=gid.encode(), partition=partition_for(gid, 2))
+    producer.flush(30)
+
+    r = croupier(env, "audit", genuine[0].game_id, "--json", timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["ok"] is True, r.stdout + r.stderr
+    r = croupier(env, "audit", forged[0].game_id, "--json", timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    fault = json.loads(r.stdout)["first_fault"]
+    assert fault["check"] == "origin" and fault["seq"] == 1 and origin_id in fault["what"]

@@ -363,12 +363,19 @@ def _write_out(name: str, text: str) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from croupier.engine.audit import audit
+    from croupier.engine.audit import audit, check_origin, fork_origin
 
     if args.all:
         return _audit_all(args)
     try:
-        report = audit(load(args))
+        envelopes = load(args)
+        report = audit(envelopes)
+        origin = fork_origin(envelopes)
+        if origin is not None and report.ok and _file(args) is None:
+            # A fork: the origin's log it carries is checked against the origin's own log.
+            from croupier.rules.store import read_game
+
+            check_origin(report, envelopes, read_game(_kafka(), origin["game_id"], [envelopes[0].game_type]))
     except Rejection as exc:
         return _fail(args, exc)
     text = json.dumps(report.as_dict(), indent=2, sort_keys=True) if args.json else _verdict(report)
@@ -391,7 +398,7 @@ def _verdict(report) -> str:
 
 
 def _audit_all(args: argparse.Namespace) -> int:
-    from croupier.engine.audit import audit
+    from croupier.engine.audit import audit, check_origin, fork_origin
 
     if args.file is None:
         return _fail(args, Rejection("missing_file", "--all audits an exported file: give --file FILE", "malformed"))
@@ -402,6 +409,10 @@ def _audit_all(args: argparse.Namespace) -> int:
     except Rejection as exc:
         return _fail(args, exc)
     reports = [audit(envs) for envs in games.values()]
+    for report, envs in zip(reports, games.values()):
+        origin = fork_origin(envs)
+        if origin is not None and origin["game_id"] in games:  # a fork whose origin the file holds too
+            check_origin(report, envs, games[origin["game_id"]])
     bad = [r for r in reports if not r.ok]
     unfinished = [r for r in reports if r.ok and not r.ended]
     summary = {

@@ -202,6 +202,41 @@ def _audit(envelopes: Sequence[Envelope], report: AuditReport) -> None:
     _rerun(host, envelopes, report)
 
 
+def fork_origin(envelopes: Sequence[Envelope]) -> dict[str, Any] | None:
+    """The origin a fork's log names ({"game_id", "seq", "hash"}), None for a game that is
+    not a fork (or a log whose first event does not say)."""
+    first = envelopes[0] if envelopes else None
+    origin = first.payload.get("origin") if first is not None and first.type == TableCreated.TYPE else None
+    if not isinstance(origin, dict) or not isinstance(origin.get("game_id"), str):
+        return None
+    return origin
+
+
+def check_origin(report: AuditReport, envelopes: Sequence[Envelope], origin_log: Sequence[Envelope]) -> None:
+    """A fork's audit re-checks the origin's log it carries, which holds by itself: a fork
+    made up from a game that was never played (its own clean chain, seed and moves) under a
+    real game's id audits clean that way. Checked here against the origin's log as the log
+    holds it (`origin_log`, read by the caller): the origin's event at the fork's step must
+    be the one the fork names (its hash pins every event before it). A fault on the report
+    (`origin`, at the fork's first seq) if not."""
+    origin = fork_origin(envelopes)
+    if origin is None or not report.ok:
+        return
+    name, seq = origin["game_id"], origin.get("seq")
+    try:
+        log = folded(origin_log)
+    except Rejection:  # a gap after the step, say: the event at the step is still there to compare
+        log = origin_log
+    at = next((e for e in log if e.seq == seq), None)
+    if at is None:
+        report.fault(envelopes[0].seq, "origin", f"the fork names seq {seq} of {name}, which the log of {name} "
+                     f"does not hold ({len(origin_log)} events read)")
+    elif at.hash != origin.get("hash") or at.game_id != name:
+        report.fault(envelopes[0].seq, "origin", f"the fork names seq {seq} of {name} with hash "
+                     f"{str(origin.get('hash'))[:16]}..., but that event of the log of {name} has {at.hash[:16]}...: "
+                     "the fork was not made from that game as it was played")
+
+
 def _entropy(envelopes: Sequence[Envelope]) -> str:
     for env in envelopes:
         if env.type == "TableStarted":

@@ -141,7 +141,9 @@ def _copy(host, state):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--games", type=int, default=60)
-    p.add_argument("--game", default=None)
+    p.add_argument("--game", default=None, choices=list(registry.GAME_IDS),
+                   help="one game only: its figures are printed, bench/results/engine.json (every game of one "
+                        "run) is left as it is")
     args = p.parse_args(argv)
     ids = [args.game] if args.game else list(registry.GAME_IDS)
     results = {}
@@ -152,6 +154,9 @@ def main(argv=None) -> int:
         print(f"{game_id:<12} {r['commands_per_s']:>10,.0f} commands/s ({r['commands_per_cpu_s']:,.0f}/CPU-s)  "
               f"{r['replay_events_per_s']:>10,.0f} events/s replayed ({r['replay_events_per_cpu_s']:,.0f}/CPU-s)  "
               f"{r['bytes_per_live_game']:>8,} B/live game  ({r['commands']} commands, {r['events']} events)", flush=True)
+    if args.game:  # one game's figures are not the file's (every game, one run): printed only
+        print(f"--game {args.game}: not written to bench/results/engine.json, which holds every game of one run")
+        return 0
     path = write("engine", {"games": results})
     print(f"wrote {path}")
     return 0

@@ -121,7 +121,9 @@ def bench_forgotten(n: int) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--games", type=int, default=40)
-    p.add_argument("--game", default=None)
+    p.add_argument("--game", default=None, choices=list(registry.GAME_IDS),
+                   help="one game only: its figures are printed, bench/results/memory.json (every game of one "
+                        "run) is left as it is")
     p.add_argument("--forgotten", type=int, default=500_000)
     args = p.parse_args(argv)
     ids = [args.game] if args.game else list(registry.GAME_IDS)
@@ -134,6 +136,9 @@ def main(argv=None) -> int:
     forgotten = bench_forgotten(args.forgotten)
     print(f"forgotten    {forgotten['bytes_per_id']} B/game over {forgotten['ids']:,} ids; "
           f"{forgotten['false_positives']} of {forgotten['ids']:,} other ids taken for forgotten ones", flush=True)
+    if args.game:  # one game's figures are not the file's (every game, one run): printed only
+        print(f"--game {args.game}: not written to bench/results/memory.json, which holds every game of one run")
+        return 0
     path = write("memory", {"games": results, "forgotten": forgotten})
     print(f"wrote {path}")
     return 0

@@ -163,3 +163,31 @@ def test_the_table_survives_a_results_file_it_cannot_read(tmp_path, monkeypatch,
     assert f"{tmp_path / 'engine.json'} cannot be read (JSONDecodeError" in out
     assert f"{tmp_path / 'rules.json'} cannot be read (KeyError" in out and "run bench/rules.py again" in out
     assert "Traceback" not in out
+
+
+def bench_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}_review2", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name, argv", [("engine", ["--games", "2"]),
+                                        ("memory", ["--games", "2", "--forgotten", "1000"])])
+def test_one_games_run_leaves_every_games_results_alone(tmp_path, monkeypatch, capsys, name, argv):
+    """`bench/engine.py --game journey` (and memory.py's) wrote bench/results/<name>.json with
+    that one game: every other game's figures of record gone from the file and from make
+    bench's table. One game's figures are printed now, the file left as it is."""
+    monkeypatch.setenv("CROUPIER_BENCH_RESULTS", str(tmp_path))
+    record = tmp_path / f"{name}.json"
+    record.write_text((BENCH / "results" / f"{name}.json").read_text())
+    before = record.read_bytes()
+    assert bench_module(name).main(["--game", "journey", *argv]) == 0
+    assert record.read_bytes() == before
+    assert f"not written to bench/results/{name}.json" in capsys.readouterr().out
+
+
+def test_an_unknown_game_is_a_bad_flag(capsys):
+    with pytest.raises(SystemExit) as exc:
+        bench_module("engine").main(["--game", "poker"])
+    assert exc.value.code == 2 and "invalid choice: 'poker'" in capsys.readouterr().err

@@ -325,3 +325,46 @@ def _ws_frames_refused(stack, gid: str) -> tuple[list[dict], int]:
                 return frames, (closed.rcvd.code if closed.rcvd else 1006)
 
     return asyncio.run(main())
+
+
+def test_seat_tokens_reach_no_log(stack_services, tmp_path):
+    """A seat token is the seat's hidden cards for its lifetime (12 h): none reaches a log, on
+    a gateway logging at debug, whichever way it came (the WebSocket's ?token=, its header or
+    first message, HTTP, gRPC, a refused move, a token of another table). test_security checks
+    the signing key and the operator token only."""
+    from test_security import start_gateway
+
+    s = stack_services
+    url, grpc_port, svc = start_gateway(s, tmp_path, CROUPIER_LOG_LEVEL="debug")
+    try:
+        gateway = type("G", (), {"http_url": url, "grpc_address": f"127.0.0.1:{grpc_port}", "kafka": s.kafka,
+                                 "prefix": s.prefix})
+        gid, tokens, _ = seated_running(gateway, "expeditions")
+        other, other_tokens, _ = seated_running(gateway, "journey")
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed
+
+        async def streams():
+            ws_url = url.replace("http://", "ws://") + f"/v1/tables/{gid}/stream?from_version=0"
+            async with connect(ws_url + f"&token={tokens[0]}", open_timeout=10) as ws:
+                await asyncio.wait_for(ws.recv(), 10)
+            async with connect(ws_url, additional_headers=bearer(tokens[1]), open_timeout=10) as ws:
+                await asyncio.wait_for(ws.recv(), 10)
+            async with connect(ws_url + f"&token={other_tokens[0]}", open_timeout=10) as ws:  # another table's
+                with pytest.raises(ConnectionClosed):  # refused: 4403 wrong_table
+                    while True:
+                        await asyncio.wait_for(ws.recv(), 10)
+
+        asyncio.run(streams())
+        httpx.post(f"{url}/v1/tables/{gid}/commands", headers=bearer(tokens[0]), timeout=30,
+                   json={"command_id": uuid.uuid4().hex, "action": {"type": "NoSuchMove"}})
+        httpx.get(f"{url}/v1/tables/{gid}/view", headers=bearer(other_tokens[1]), timeout=30)
+        _grpc_view(gateway, gid, tokens[1])
+        _grpc_view(gateway, gid, other_tokens[0])
+    finally:
+        svc.stop()
+    text = svc.log_path.read_text(errors="replace")
+    assert len(text) > 200, text
+    for token in tokens + other_tokens:
+        body, _, signature = token.partition(".")
+        assert signature not in text and body not in text, "a seat token is in the gateway's log"

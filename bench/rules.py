@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import cpu_seconds, delete_topics, listening_process, pct, stop, write  # noqa: E402
+from common import cleanup_prefix, cpu_seconds, delete_topics, listening_process, pct, stop, write  # noqa: E402
 
 from croupier.runtime import run  # noqa: E402  (the services' event loop: the echo runs on it too)
 from croupier_gateway.launcher import LOCAL_PARTITIONS  # noqa: E402
@@ -436,7 +436,12 @@ def main(argv=None) -> int:
         print(f"wrote {path}")
     finally:
         stop(server)
-        delete_topics(kafka.bootstrap, [f"{prefix}croupier.events.{GAME}", *RAW_TOPICS])
+        # The replica's topic and its keys under the prefix (owners, partitions, snapshots), and
+        # the raw-produce baselines' topics: a stack that piles them up slows every client.
+        from croupier.rules.settings import RulesSettings
+
+        cleanup_prefix(kafka.bootstrap, RulesSettings.from_env(GAME).redis_url, prefix, [GAME])
+        delete_topics(kafka.bootstrap, RAW_TOPICS)
     return 0
 
 

@@ -191,3 +191,33 @@ def test_an_unknown_game_is_a_bad_flag(capsys):
     with pytest.raises(SystemExit) as exc:
         bench_module("engine").main(["--game", "poker"])
     assert exc.value.code == 2 and "invalid choice: 'poker'" in capsys.readouterr().err
+
+
+def test_the_rules_benchmark_removes_its_keys_too(monkeypatch, tmp_path):
+    """bench/rules.py deleted its topics but left the replica's Redis keys under its prefix
+    (owners, partitions, snapshots) on the stack, every run. They go now, the run failed or
+    not."""
+    rules = bench_module("rules")
+    cleaned, deleted = [], []
+
+    class Server:
+        pid = os.getpid()
+
+    monkeypatch.setattr(rules.subprocess, "Popen", lambda *a, **k: Server())
+    monkeypatch.setattr(rules, "broker_process", lambda bootstrap: None)
+    monkeypatch.setattr(rules, "CpuMeter", lambda processes: None)
+    monkeypatch.setattr(rules, "stop", lambda proc: None)
+
+    def not_ready(*args, **kwargs):
+        raise TimeoutError("the rules replica did not take its partitions")
+
+    monkeypatch.setattr(rules, "_wait_ready", not_ready)
+    monkeypatch.setattr(rules, "cleanup_prefix", lambda kafka, redis_url, prefix, games: cleaned.append((prefix, games)))
+    monkeypatch.setattr(rules, "delete_topics", lambda bootstrap, topics: deleted.append(topics))
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: real_open(tmp_path / "server.log", *a, **k)
+                        if str(path).endswith("rules-server.log") else real_open(path, *a, **k))
+    with pytest.raises(TimeoutError):
+        rules.main(["--seconds", "1"])
+    ((prefix, games),) = cleaned
+    assert prefix.startswith("bench") and games == [rules.GAME]

@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 
 from croupier.engine.codec import canonical_json, loads
 from croupier.rules.errors import KIND_TO_PROTO, REJECTION_METADATA
-from croupier.runtime import GRPC_SERVER_OPTIONS
+from croupier.runtime import GRPC_SERVER_OPTIONS, listen
 from croupier.tagged import answer_each
 from croupier.v1 import events_pb2, gateway_pb2
 from croupier_gateway.core import Gateway
@@ -358,7 +358,7 @@ async def start_server(gw: Gateway, host: str, port: int) -> tuple[grpc.aio.Serv
     reflection.enable_server_reflection(
         (SERVICE.full_name, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
         server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    bound = listen(server, f"{host}:{port}")  # ListenError: one clear line, not grpc's own
     await server.start()
     await health.set("", health_pb2.HealthCheckResponse.SERVING)
     await health.set(SERVICE.full_name, health_pb2.HealthCheckResponse.SERVING)

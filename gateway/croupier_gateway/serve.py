@@ -9,6 +9,7 @@ import structlog
 import uvicorn
 from prometheus_client import start_http_server
 
+from croupier.runtime import ListenError, bind_socket
 from croupier_gateway.app import create_app
 from croupier_gateway.core import Gateway
 from croupier_gateway.grpc_api import start_server
@@ -29,7 +30,16 @@ async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
     client = settings.redis_client()
     gateway = Gateway(settings, client)
     app = create_app(settings, gateway=gateway)
-    grpc_server, grpc_port = await start_server(gateway, settings.host, settings.grpc_port)
+    # The HTTP port is bound here, not by uvicorn: a port refused is a ListenError, which
+    # `croupier serve gateway` says in one line (uvicorn logged it and raised SystemExit).
+    sock = bind_socket(settings.host, settings.port, "HTTP")
+    try:
+        grpc_server, grpc_port = await start_server(gateway, settings.host, settings.grpc_port)
+    except BaseException:
+        sock.close()
+        await gateway.close()
+        await client.aclose()
+        raise
     # A WebSocket client sends one small message (its token); uvicorn's defaults would take
     # messages of 16 MiB, compressed (a few KB on the wire inflating to 16 MiB each).
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", access_log=False,
@@ -44,7 +54,7 @@ async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
-    http_task = asyncio.create_task(server.serve())
+    http_task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if http_task.done():
             await grpc_server.stop(0)
@@ -61,12 +71,14 @@ async def serve(settings: GatewaySettings, ready: asyncio.Event | None = None,
         try:
             metrics_server, _ = start_http_server(settings.metrics_port, addr=settings.host,
                                                   registry=gateway.metrics.registry)
-        except OSError:
+        except OSError as exc:  # a port taken: said as the others are, not as a traceback
             server.should_exit = True
             await grpc_server.stop(0)
             await http_task
             await gateway.close()
-            raise
+            await client.aclose()
+            raise ListenError(f"cannot serve metrics on {settings.host}:{settings.metrics_port} "
+                              f"(CROUPIER_GATEWAY_METRICS_PORT): {exc.strerror or exc}") from None
     log.info("gateway_serving", http=f"{settings.host}:{port}", grpc=f"{settings.host}:{grpc_port}",
              metrics=f"{settings.host}:{settings.metrics_port}" if metrics_server else "http")
     print(f"croupier gateway serving HTTP on http://{settings.host}:{port} and gRPC on {settings.host}:{grpc_port}",

@@ -87,7 +87,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     import dataclasses
 
     from croupier.rules.settings import SettingsError
-    from croupier.runtime import run
+    from croupier.runtime import ListenError, run
 
     try:
         from croupier_gateway.serve import serve
@@ -102,5 +102,9 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     if args.grpc_port is not None:
         settings = dataclasses.replace(settings, grpc_port=args.grpc_port)
     _configure_logging()
-    run(serve(settings))
+    try:
+        run(serve(settings))
+    except ListenError as exc:
+        print(f"croupier serve gateway: {exc}", file=sys.stderr)
+        return 1
     return 0

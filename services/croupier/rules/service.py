@@ -29,7 +29,7 @@ from croupier.rules.replica import Replica
 from croupier.rules.settings import RulesSettings
 from croupier.rules.snapshot import SnapshotStore
 from croupier.rules.store import ensure_topic, partition_for, read_game
-from croupier.runtime import GRPC_SERVER_OPTIONS
+from croupier.runtime import GRPC_SERVER_OPTIONS, ListenError, listen  # noqa: F401 (ListenError: serve's callers catch it here)
 from croupier.tagged import answer_each
 from croupier.v1 import rules_pb2, rules_pb2_grpc
 
@@ -46,58 +46,6 @@ MAX_ACTION_JSON = 16 * 1024
 # A ForceEnd's reason: TableEnded keeps its first 200 characters, and the command recorded
 # in the event's cause keeps what was sent, so a longer one is refused (as the gateway does).
 MAX_REASON = 200
-
-
-class ListenError(RuntimeError):
-    """The service could not listen where it was told to."""
-
-
-def listen(server: Any, address: str) -> int:
-    """server.add_insecure_port(address): the port, or ListenError saying why not. grpc's core
-    writes a line of its own to the process's stderr (from C, fd 2) before the Python error
-    (`E1203 ... add_port.cc:83] Failed to add port to server: ...`), which `croupier serve
-    rules` printed before its own clear error. While the port is added, fd 2 goes to a
-    temporary file: when the port is refused that line is read for the reason and dropped;
-    otherwise whatever was written meanwhile is written out as it was."""
-    import os
-    import sys
-    import tempfile
-
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):  # no stderr to hold back
-        saved = None
-    held = tempfile.TemporaryFile() if saved is not None else None
-    error: RuntimeError | None = None
-    try:
-        if held is not None:
-            os.dup2(held.fileno(), 2)
-        try:
-            port = server.add_insecure_port(address)
-        except RuntimeError as exc:  # grpc's "Failed to bind to address"
-            error = exc
-    finally:
-        said = ""
-        if held is not None:
-            os.dup2(saved, 2)
-            os.close(saved)
-            held.seek(0)
-            said = held.read().decode("utf-8", "replace")
-            held.close()
-    if error is None:
-        if said:
-            sys.stderr.write(said)
-            sys.stderr.flush()
-        return port
-    lower = said.lower()
-    if "already in use" in lower:
-        why = "another process holds the port"
-    elif "assign requested address" in lower:
-        why = "the address is not one of this machine's"
-    else:
-        why = "another process holds the port (or the address is not one of this machine's)"
-    raise ListenError(f"cannot listen on {address}: {why}") from None
 
 
 SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name

@@ -58,7 +58,10 @@ def _settings() -> StackSettings:
 
 def _fail(exc: Exception) -> int:
     """2 for a setting that cannot be used (bad input, as everywhere in the CLI), 1 for what
-    went wrong doing the work (a port taken, a start that timed out)."""
+    went wrong doing the work (a port taken, a start that timed out, a file that could not be
+    written under the state directory)."""
+    if isinstance(exc, OSError) and exc.filename:
+        exc = stack.StackError(f"{exc.filename}: {exc.strerror or exc}")
     print(f"croupier stack: {exc}", file=sys.stderr)
     return 2 if isinstance(exc, ConfigError) else 1
 
@@ -97,7 +100,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         report = stack.up(settings, components, timeout=args.timeout)
-    except (ConfigError, stack.StackError) as exc:
+    except (ConfigError, stack.StackError, OSError) as exc:
         return _fail(exc)
     except Terminated:
         print("croupier stack: stopped by SIGTERM before the stack was ready; what this `up` had started is stopped "
@@ -121,7 +124,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 def cmd_down(args: argparse.Namespace) -> int:
     try:
         outcome = stack.down(_settings(), args.only or list(stack.COMPONENTS))
-    except (ConfigError, stack.StackError, RuntimeError) as exc:
+    except (ConfigError, stack.StackError, RuntimeError, OSError) as exc:
         return _fail(exc)
     for name, what in outcome.items():
         print(f"{name:<6} {what}")

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import psutil
 
-from croupier.config import StackSettings
+from croupier.config import ConfigError, StackSettings
 from croupier.stack.kafka import KafkaNode
 from croupier.stack.process import PidFile, StackError, is_alive, port_holder, stop, tail, wait_port_free
 from croupier.stack.redis import RedisNode
@@ -84,9 +84,16 @@ def _log_tails(node: Node, lines: int = 25) -> str:
 
 @contextlib.contextmanager
 def _exclusive(settings: StackSettings) -> Iterator[None]:
-    """One `up` or `down` at a time per state directory (two shells, two make targets)."""
-    settings.state_dir.mkdir(parents=True, exist_ok=True)
-    with open(settings.state_dir / "stack.lock", "w") as handle:
+    """One `up` or `down` at a time per state directory (two shells, two make targets). A
+    state directory that cannot be made or written (a file in its place, no permission) is
+    a setting that cannot be used: ConfigError, one line, before anything starts."""
+    try:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(settings.state_dir / "stack.lock", "w")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise ConfigError(f"CROUPIER_STATE_DIR={settings.state_dir}: cannot be the stack's state directory "
+                          f"({exc.strerror or exc})") from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 

@@ -135,7 +135,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     try:
         settings = _settings()
         statuses = stack.status(settings, args.only or list(stack.COMPONENTS))
-    except (ConfigError, stack.StackError) as exc:
+    except (ConfigError, stack.StackError, OSError) as exc:
         return _fail(exc)
     if args.json:
         print(json.dumps([s.__dict__ for s in statuses], indent=2))

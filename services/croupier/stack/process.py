@@ -72,7 +72,7 @@ class PidFile:
         try:
             lines = self.path.read_text().split()
             pid, created = int(lines[0]), float(lines[1])
-        except (FileNotFoundError, IndexError, ValueError):
+        except (OSError, IndexError, ValueError):  # none, unreadable (a directory, a file in the path's way)
             return None
         try:
             return pid, created, int(lines[2]), lines[3]

@@ -33,14 +33,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_selfplay)
 
 
+def table_options() -> list[dict]:
+    """The table's own options, which every game takes beside its own (the turn clock:
+    TableHost.parse_options). `games` listed only each game's, so the clock, which `play
+    --option` and the gateway's create take, was nowhere to be found from the CLI."""
+    from croupier.engine.table import CLOCK_ACTIONS, MAX_TURN_CLOCK_MS, MIN_TURN_CLOCK_MS, TURN_CLOCK_ACTION, TURN_CLOCK_MS
+
+    return [
+        {"name": TURN_CLOCK_MS, "default": 0,
+         "doc": f"the turn clock: ms a seat has for each move, 0 (off) or {MIN_TURN_CLOCK_MS}..{MAX_TURN_CLOCK_MS}"},
+        {"name": TURN_CLOCK_ACTION, "default": CLOCK_ACTIONS[0],
+         "doc": f"what the clock does when a seat's time runs out: {' or '.join(CLOCK_ACTIONS)}"},
+    ]
+
+
 def cmd_games(args: argparse.Namespace) -> int:
     specs = registry.all_games()
+    table = table_options()
     if args.json:
         print(json.dumps([
             {
                 "id": s.id, "name": s.name, "min_seats": s.min_seats, "max_seats": s.max_seats,
                 "rules_version": s.rules_version, "bots": bot_names(s),
                 "options": [{"name": o.name, "default": o.default, "doc": o.doc} for o in s.options],
+                "table_options": table,
             }
             for s in specs
         ], indent=2))
@@ -50,6 +66,9 @@ def cmd_games(args: argparse.Namespace) -> int:
         print(f"{s.id:<12} {seats:>4} seats  {s.name}")
         for o in s.options:
             print(f"{'':<12}   --option {o.name}={o.default!s:<8} {o.doc}")
+    print("every game also takes the table's own options:")
+    for o in table:
+        print(f"{'':<12}   --option {o['name']}={o['default']!s:<8} {o['doc']}")
     return 0
 
 

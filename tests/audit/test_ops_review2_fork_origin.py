@@ -78,3 +78,23 @@ def test_the_check_itself(tmp_path):
     report = audit(genuine)
     check_origin(report, genuine, real[:10])  # the origin's log holds no event at the step
     assert report.faults[0]["check"] == "origin" and "does not hold" in report.faults[0]["what"]
+
+
+def test_a_fork_audited_without_its_origins_log_says_so(tmp_path, capsys):
+    """`audit --file FORK` cannot read the origin's log: "clean" then holds only for the
+    origin's log the fork carries, and the verdict says so (JSON origin_checked false), rather
+    than read as the whole check. A game that is no fork has origin_checked null."""
+    real = as_game(_played(1), f"{GAME}-real")
+    fork = fork_of(real, f"{GAME}-fork-a")
+    path = write(tmp_path / "fork.jsonl", fork)
+    assert main(["audit", "--file", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["origin_checked"] is False
+    assert main(["audit", "--file", path]) == 0
+    assert "its origin's own log was not at hand" in capsys.readouterr().out
+    assert main(["audit", "--file", write(tmp_path / "real.jsonl", real), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["origin_checked"] is None
+    from croupier.engine.audit import check_origin
+
+    report = audit(fork)
+    check_origin(report, fork, real)
+    assert report.ok and report.as_dict()["origin_checked"] is True

@@ -391,10 +391,13 @@ def _verdict(report) -> str:
         return f"{name}: FAULT at seq {f['seq']} ({f['check']}): {f['what']}"
     counts = (f"{report.events} events, {report.commands} commands re-executed, "
               f"{report.draws} random draws verified")
+    unchecked = ("; a fork, checked against the origin's log it carries only (its origin's own log was not at "
+                 "hand: audit GAME_ID from Kafka, or an `export --all` file holding both)"
+                 if report.origin_checked is False else "")
     if report.ended:
-        return f"{name}: clean — {counts}, hash chain and seed hold"
+        return f"{name}: clean — {counts}, hash chain and seed hold{unchecked}"
     return (f"{name}: INCOMPLETE, clean so far — the log ends at seq {report.last_seq} without TableEnded "
-            f"(the table is {report.status}); {counts}, hash chain holds; the seed is not revealed yet")
+            f"(the table is {report.status}); {counts}, hash chain holds; the seed is not revealed yet{unchecked}")
 
 
 def _audit_all(args: argparse.Namespace) -> int:

@@ -46,6 +46,9 @@ class AuditReport:
     last_seq: int = 0
     ended: bool = False  # the log ends with TableEnded (which reveals the seed)
     status: str = ""  # the table's at the log's end: open, running or over
+    # A fork's start checked against its origin's own log (check_origin): True once it was,
+    # False for a fork whose origin's log was not at hand, None for a game that is no fork.
+    origin_checked: bool | None = None
     # The seq being checked, for a `format` fault raised from deep in a check.
     at: int = field(default=0, repr=False, compare=False)
 
@@ -67,6 +70,7 @@ class AuditReport:
             "last_seq": self.last_seq,
             "ended": self.ended,
             "status": self.status,
+            "origin_checked": self.origin_checked,
             "first_fault": self.faults[0] if self.faults else None,
             "faults": self.faults[:20],
         }
@@ -146,6 +150,7 @@ def audit(envelopes: Sequence[Envelope]) -> AuditReport:
     report.at = first.seq
     report.last_seq = envelopes[-1].seq
     report.ended = envelopes[-1].type == "TableEnded"
+    report.origin_checked = False if fork_origin(envelopes) is not None else None
     report.status = OVER if report.ended else (
         RUNNING if any(e.type in ("TableStarted", "TableForked") for e in envelopes) else OPEN)
     try:
@@ -222,6 +227,7 @@ def check_origin(report: AuditReport, envelopes: Sequence[Envelope], origin_log:
     origin = fork_origin(envelopes)
     if origin is None or not report.ok:
         return
+    report.origin_checked = True
     name, seq = origin["game_id"], origin.get("seq")
     try:
         log = folded(origin_log)

@@ -116,3 +116,10 @@ def test_the_cli_shows_the_folded_game_and_says_the_log_is_at_fault(tmp_path, ca
     assert code == 2 and out.out == "", out
     lines = out.err.strip().splitlines()
     assert len(lines) == 1 and "cannot be replayed" in lines[0] and "skips from seq 10 to seq 12" in lines[0]
+
+
+def test_a_log_that_does_not_begin_at_seq_1_says_so():
+    envs = played()
+    with pytest.raises(Rejection) as refused:
+        step_end(envs[3:], None)
+    assert refused.value.code == "log_gap" and "begins at seq 4, not 1" in refused.value.message

@@ -383,8 +383,9 @@ def folded(envelopes: Sequence[Envelope]) -> Sequence[Envelope]:
         if env.seq <= version:
             continue
         if env.seq != version + 1:
-            raise Rejection("log_gap", f"the log skips from seq {version} to seq {env.seq}: the events between are "
-                            "not in it, and the rules services fold this game no further", "malformed")
+            where = f"skips from seq {version} to seq {env.seq}" if version else f"begins at seq {env.seq}, not 1"
+            raise Rejection("log_gap", f"the log {where}: the events between are not in it, and the rules services "
+                            "fold this game no further", "malformed")
         out.append(env)
         version = env.seq
     return out

@@ -1,17 +1,19 @@
 """Hidden cards and the seed in the services' logs (the second leak review).
 
 A rules service logs a command its game's rules failed on (`decide_failed`, a bug a
-player's input found) with its traceback. In JSON (the services' default) the traceback is
-the plain text of its frames. With `CROUPIER_LOG_FORMAT=console` (docs/operations.md offers
-it for people reading a service's log) structlog's ConsoleRenderer formats exceptions with
-rich when rich is installed (it is, in .venv), and rich's traceback shows each frame's
-locals by default: the table's state, with its seed (64 hex digits, under rich's cut of
-80 characters) and every seat's hand. A log line must not hold what no seat may see.
+player's input found) with its traceback, and so a failed batch, recovery, deadline, fork
+or streamed command. In JSON (the services' default) a traceback is the plain text of its
+frames. With `CROUPIER_LOG_FORMAT=console` (docs/operations.md offers it for people reading
+a service's log) structlog's ConsoleRenderer formats `log.exception`'s traceback with rich
+when rich is installed (it is, in .venv), and rich shows each frame's locals by default: the
+table's state, with its seed (cut to the console's width, ~55 of its 64 hex digits: the rest,
+~40 bits, is found against the seed hash TableCreated publishes) and every seat's hand
+(tuples of up to 10 items are shown whole). A log line must not hold what no seat may see.
 
-LEAK (not fixed here: services/croupier/log.py is not this review's file). Fix: give the
-console renderer a formatter without locals, e.g.
-`structlog.dev.ConsoleRenderer(colors=..., exception_formatter=structlog.dev.plain_traceback)`
-(or `structlog.dev.RichTracebackFormatter(show_locals=False)`).
+Fixed in services/croupier/log.py (d7891e8): the console renderer writes plain tracebacks
+(structlog.dev.plain_traceback), as JSON lines do. These tests hold both formats to it:
+decide_failed through a real PartitionOwner for every game, and any log.exception of a
+service logging to a console (a gateway room's frames would hold every seat's view).
 """
 
 from __future__ import annotations
@@ -111,3 +113,26 @@ def test_a_command_the_rules_fail_on_logs_no_hidden_card_nor_the_seed(game_type,
     tokens = set(re.split(r"[^A-Za-z0-9:._-]+", written))
     shown = sorted(card for card in hidden if card in tokens)
     assert not shown, f"the {fmt} log names cards hidden from every spectator: {shown[:8]}"
+
+
+def test_a_console_log_shows_no_frames_locals(restore_logging, monkeypatch):
+    """Any log.exception (or exc_info=True) of a service logging to a console: no frame's
+    locals, whatever they hold (a rules replica's states, a gateway room's feed message with
+    every seat's view). Failed before d7891e8 (rich's traceback, show_locals)."""
+    croupier_log.configure(LogSettings(level="info", format="console"))
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", out)
+    logger = croupier_log.get_logger("croupier.test")
+
+    def fold(seed: str, hands: tuple) -> None:
+        raise ValueError("a bug")
+
+    hands = (("blue-7-a", "red-3-b"), ("green-9-a",))
+    try:
+        fold(SEED, hands)  # (the frames' lines are printed: no card on this one)
+    except ValueError:
+        logger.exception("something_failed")
+    written = out.getvalue()
+    assert "something_failed" in written and "a bug" in written, written[-1000:]
+    assert SEED[:24] not in written and "green-9-a" not in written, "a console log shows a frame's locals"

@@ -543,6 +543,8 @@ def main(argv=None) -> int:
             "p99_ms": results["think"]["p99_ms"] < TARGETS["p99_ms"],
             "errors": results["think"]["errors"] == 0 and results["peak"]["errors"] == 0,
             "games_finished_every_type": all(n > 0 for n in think["games_finished"].values()),
+            # the finished games sampled after the think run: audit clean, projection = replay
+            "check_passed": think["check_passed"] is True,
             "peak_over_echo": (results["ratios"]["peak_over_echo"] or 0) >= TARGETS["peak_over_echo"],
             "bytes_per_idle_table": worst < TARGETS["bytes_per_idle_table"],
         }

@@ -64,3 +64,26 @@ def test_the_help_gives_every_exit_code(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "130/143/129: stopped by SIGINT/SIGTERM/SIGHUP" in text
     assert "tables the operator API did not force-end" in text and "--json/--plot not written" in text
+
+
+def test_fewer_tables_than_games_plays_only_those_and_says_so(monkeypatch, capsys):
+    """Tables go to the games in turn: `--game all --tables 3` played three of the five games,
+    and the report listed all five, two of them with nothing finished as if tried and failed."""
+    from croupier.engine import registry
+
+    code, cfg = parsed(monkeypatch, ["--tables", "3"])
+    assert code == 0 and cfg.games == tuple(registry.GAME_IDS[:3])
+    err = capsys.readouterr().err
+    assert f"--tables 3 is fewer than the {len(registry.GAME_IDS)} games of --game all" in err
+    code, cfg = parsed(monkeypatch, ["--tables", str(len(registry.GAME_IDS))])
+    assert code == 0 and cfg.games == tuple(registry.GAME_IDS) and "fewer than" not in capsys.readouterr().err
+
+
+def test_the_seed_is_a_whole_number_of_ascii_digits(monkeypatch, capsys):
+    """--seed took int()'s spellings ("３", "1_0"); a seed is written into the report for a run
+    again, so it is plain digits, as every other number the load test takes."""
+    with pytest.raises(SystemExit) as exc:
+        parsed(monkeypatch, ["--seed", "３"])
+    assert exc.value.code == 2 and "argument --seed" in capsys.readouterr().err
+    code, cfg = parsed(monkeypatch, ["--seed", "42"])
+    assert code == 0 and cfg.seed == 42

@@ -130,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "gateway's export and tables cut short are force-ended; without one the logs are read "
                         "from Kafka and such tables are left as they are")
     p.add_argument("--keep-tables", action="store_true", help="do not force-end the tables the time cut short")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bots and think times (default 0)")
+    p.add_argument("--seed", type=_count, default=0, metavar="N", help="seed of the bots and think times (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--stagger", action=argparse.BooleanOptionalAction, default=None,
                    help="before the measured run, play each table to a random point of its first game with no "
@@ -185,6 +185,12 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
               "playing when the run starts): give one of them", file=sys.stderr)
         return 2
     games = tuple(registry.GAME_IDS) if args.game == "all" else (args.game,)
+    if len(games) > args.tables:
+        # Tables go to the games in turn: the report would list games no table played, each
+        # with nothing finished, as if they had been tried. Said, and left out of the run.
+        print(f"croupier loadtest: --tables {args.tables} is fewer than the {len(games)} games of --game all: "
+              f"only {', '.join(games[:args.tables])} are played", file=sys.stderr)
+        games = games[:args.tables]
     try:
         target, http_target = _targets(args)
     except ConfigError as exc:  # a gateway port setting that is not a port: bad input, not a gateway away

@@ -374,13 +374,18 @@ def test_seat_tokens_reach_no_log(stack_services, tmp_path):
 def test_a_fork_still_played_keeps_its_seats_hands_when_its_origin_ends(stack_services, game_type):
     """LEAK (gateway/croupier_gateway/replay_routes.py, not fixed in this review). A fork
     starts from its origin's hands and decks. Once the origin is over, anybody replays it as
-    any seat (and its seed is revealed): the origin's seat 1 at the fork point is the fork's
-    seat 1 then, so a fork still being played shows its seat 1's hand to its seat 0 and to
-    every spectator. The gateway guards the other direction only (a fork shows nothing while
-    its origin runs). Fix (gateway): refuse a replay of a game as another seat, or a
-    spectator's, at or after the step of a fork of it that is still played (the projector
-    could list a game's forks, beside its meta) - and see the report for the seed, which the
-    origin's end reveals in its views."""
+    any seat: the origin's seat 1 at the fork point is the fork's seat 1 then, so a fork still
+    being played shows its seat 1's hand to its seat 0 and to anyone. The gateway guards only
+    the other direction (a fork shows nothing while its origin runs). Fix (gateway): refuse
+    a replay of a game as a seat other than the caller's own while a fork of it is still
+    played (the projector could list a game's forks beside its meta).
+
+    What no gateway rule can keep (by construction, and left out here): what the origin
+    showed everyone after the fork point, its plays, which are cards of the fork's hands and
+    deck (the cards the origin drew after the fork point are the fork's next draws, in order),
+    and its seed, revealed at its end, from which its shuffles follow. Only a fork that
+    shuffles its decks again with its own seed would keep its draws (a rules change: a new
+    rules version of each game)."""
     s = stack_services
     spec = registry.get(game_type)
     gid, tokens, states = seated_running(s, game_type)
@@ -389,6 +394,20 @@ def test_a_fork_still_played_keeps_its_seats_hands_when_its_origin_ends(stack_se
                         headers=OP, timeout=60)
     assert forked.status_code in (200, 201), forked.text
     fork = forked.json()["game_id"]
+    # The origin plays on a little: the cards it draws after the fork point are the fork's
+    # deck, in its order.
+    rng = random.Random(f"origin-on/{game_type}")
+    for _ in range(4):
+        view = httpx.get(f"{s.http_url}/v1/tables/{gid}/view", timeout=30).json()
+        acting = view["view"]["to_act"]
+        if not acting:
+            break
+        seat = rng.choice(acting)
+        actions = httpx.get(f"{s.http_url}/v1/tables/{gid}/actions", headers=bearer(tokens[seat]), timeout=30).json()
+        if actions["actions"] and actions["version"] == view["version"]:
+            httpx.post(f"{s.http_url}/v1/tables/{gid}/commands", headers=bearer(tokens[seat]), timeout=30,
+                       json={"command_id": uuid.uuid4().hex, "action": rng.choice(actions["actions"]),
+                             "expected_version": view["version"]})
     ended = httpx.post(f"{s.http_url}/v1/operator/games/{gid}/force-end", headers=OP, timeout=60,
                        json={"reason": "leak review: the origin ends, its fork plays on"})
     assert ended.status_code == 200, ended.text
@@ -396,15 +415,22 @@ def test_a_fork_still_played_keeps_its_seats_hands_when_its_origin_ends(stack_se
     fork_state = states_by_version(s.kafka, s.prefix, game_type, fork)
     fork_now = fork_state[max(fork_state)]
     assert fork_now.status == RUNNING
+    public = {}  # what the origin showed everyone (its spectators saw its plays: inherent, see above)
+    for to in (at, None):
+        r = httpx.get(f"{s.http_url}/v1/tables/{gid}/replay", params={"as": "spectator"} | ({"to": at} if to else {}),
+                      timeout=60)
+        assert r.status_code == 200, r.text
+        public[to] = r.json()["view"]
     for seat in range(fork_now.seats):
         hidden = spec.hidden(fork_now.game, seat)  # what the fork's seat may not see now
-        for other in [None, *range(fork_now.seats)]:
+        for other in range(fork_now.seats):
             if other == seat:
                 continue
-            viewer = "spectator" if other is None else str(other)
-            r = httpx.get(f"{s.http_url}/v1/tables/{gid}/replay", params={"to": at, "as": viewer}, timeout=60)
-            if r.status_code != 200:
-                continue  # refused: nothing shown
-            found = leaks(r.json()["view"], hidden)
-            assert not found, (f"the ended origin's replay as {viewer} at the fork point shows the running fork's "
-                               f"seat {seat} its hidden {sorted(found)[:5]}")
+            for to in (at, None):  # at the fork point, and at the origin's end
+                params = {"as": str(other)} | ({"to": at} if to else {})
+                r = httpx.get(f"{s.http_url}/v1/tables/{gid}/replay", params=params, timeout=60)
+                if r.status_code != 200:
+                    continue  # refused: nothing shown
+                found = leaks(r.json()["view"], hidden) - leaks(public[to], hidden)
+                assert not found, (f"the ended origin's replay as seat {other} to {to or 'its end'} shows the running "
+                                   f"fork's seat {seat} its hidden {sorted(found)[:5]}")

@@ -108,3 +108,25 @@ def test_a_forks_audit_checks_the_origin_it_carries_against_the_origins_log(kafk
     assert r.returncode == 1, r.stdout + r.stderr
     fault = json.loads(r.stdout)["first_fault"]
     assert fault["check"] == "origin" and fault["seq"] == 1 and origin_id in fault["what"]
+
+
+def test_a_game_of_another_type_in_a_topic_is_not_audited_clean(kafka, redis_url, prefix):
+    """A whole journey game written into the expeditions topic under an expeditions id (from
+    outside the rules): it re-ran clean as the journey game it says it is, exit 0, though the
+    projector passes over every record of it (wrong_game_type) and no journey replica reads
+    that topic. The audit names the first such record (`topic`) and exits 1."""
+    env = service_env(kafka, redis_url, prefix)
+    topic = f"{prefix}croupier.events.expeditions"
+    admin = AdminClient({"bootstrap.servers": kafka})
+    for future in admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)]).values():
+        future.result(30)
+    gid = f"expeditions-{uuid.uuid4().hex[:16]}"
+    game = _played(gid, "journey")
+    producer = Producer({"bootstrap.servers": kafka})
+    for e in game:
+        producer.produce(topic, encode_record(e), key=gid.encode(), partition=partition_for(gid, 2))
+    producer.flush(30)
+    r = croupier(env, "audit", gid, "--json", timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    fault = json.loads(r.stdout)["first_fault"]
+    assert fault["check"] == "topic" and fault["seq"] == 1 and "journey" in fault["what"] and topic in fault["what"]

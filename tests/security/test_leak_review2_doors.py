@@ -434,3 +434,67 @@ def test_a_fork_still_played_keeps_its_seats_hands_when_its_origin_ends(stack_se
                 found = leaks(r.json()["view"], hidden) - leaks(public[to], hidden)
                 assert not found, (f"the ended origin's replay as seat {other} to {to or 'its end'} shows the running "
                                    f"fork's seat {seat} its hidden {sorted(found)[:5]}")
+
+
+@pytest.mark.parametrize("game_type", registry.GAME_IDS)
+def test_the_rules_services_reads_and_refusals_hold_each_seat_to_its_own(stack_services, game_type):
+    """The rules service's own gRPC (inside the platform: the gateway's door to it, and what
+    an operator's tools call): GetState for each seat and a spectator, ListLegalActions for
+    each seat, and HandleCommand's refusal of every refused probe, against the log's state."""
+    import redis as redis_lib
+
+    from croupier.rules.owners import owners_key
+    from croupier.rules.store import partition_for
+    from croupier.v1 import rules_pb2, rules_pb2_grpc
+    from e2e_helpers import PARTITIONS
+
+    s = stack_services
+    spec = registry.get(game_type)
+    host = TableHost(spec)
+    gid, _, states = seated_running(s, game_type)
+    version = max(states)
+    state = states[version]
+    client = redis_lib.Redis.from_url(s.redis_url)
+    try:
+        owner = client.hget(owners_key(s.prefix, game_type), str(partition_for(gid, PARTITIONS)))
+    finally:
+        client.close()
+    assert owner, "no owner of the game's partition in Redis"
+    rng = random.Random(f"rules/{game_type}")
+
+    async def main():
+        async with grpc.aio.insecure_channel(owner.decode()) as channel:
+            stub = rules_pb2_grpc.RulesServiceStub(channel)
+            faults = []
+            for seat in [None, *range(state.seats)]:
+                hidden = spec.hidden(state.game, seat)
+                request = rules_pb2.GetStateRequest(game_type=game_type, game_id=gid)
+                if seat is not None:
+                    request.seat = seat
+                got = await stub.GetState(request, timeout=30)
+                view = json.loads(got.view_json)
+                if got.version != version or view.get("you") != seat or leaks(view, hidden):
+                    faults.append(f"GetState as {seat}: v{got.version}, you={view.get('you')}, "
+                                  f"{sorted(leaks(view, hidden))[:5]}")
+                if seat is None:
+                    continue
+                listed = await stub.ListLegalActions(rules_pb2.ListLegalActionsRequest(
+                    game_type=game_type, game_id=gid, seat=seat), timeout=30)
+                if leaks([json.loads(a) for a in listed.actions_json], hidden):
+                    faults.append(f"ListLegalActions of {seat} shows hidden cards")
+                for move, sent in refused_probes(host, state, seat, rng, limit=6):
+                    try:
+                        await stub.HandleCommand(rules_pb2.HandleCommandRequest(
+                            game_type=game_type, game_id=gid, seat=seat, command_id=f"leak-{uuid.uuid4().hex}",
+                            expected_version=version, action_json=json.dumps(move)), timeout=30)
+                        faults.append(f"{move} of seat {seat} was accepted")
+                    except grpc.aio.AioRpcError as error:
+                        raw = dict(error.trailing_metadata() or ()).get("croupier-rejection-bin")
+                        rejection = events_pb2.Rejection.FromString(raw) if raw else None
+                        if rejection is None or names_hidden(rejection.message, hidden, sent):
+                            faults.append(f"{move} of seat {seat}: {rejection}")
+            return faults
+
+    faults = asyncio.run(main())
+    assert not faults, "\n".join(faults[:10])
+    assert max(states_by_version(s.kafka, s.prefix, game_type, gid)) == version

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 import psutil
@@ -82,6 +84,29 @@ def _log_tails(node: Node, lines: int = 25) -> str:
     return "\n".join(out) if out else f"(no log lines from {node.name})"
 
 
+def _started_with(node: Node) -> Path:
+    """Where `up` records the endpoint and ports a node was started with, beside its pid file."""
+    return node.pidfile.path.with_name(f"{node.name}.started-with.json")
+
+
+def _record_start(node: Node) -> None:
+    _started_with(node).write_text(json.dumps({"endpoint": node.endpoint, "ports": list(node.ports)}))
+
+
+def moved(node: Node) -> str:
+    """The endpoint a running node was started at, when the settings now name another (a
+    CROUPIER_*_PORT changed since `up`); "" when they agree or nothing was recorded."""
+    try:
+        recorded = json.loads(_started_with(node).read_text())
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(recorded, dict):
+        return ""
+    if recorded.get("endpoint") == node.endpoint and recorded.get("ports") == list(node.ports):
+        return ""
+    return str(recorded.get("endpoint") or "other ports")
+
+
 @contextlib.contextmanager
 def _exclusive(settings: StackSettings) -> Iterator[None]:
     """One `up` or `down` at a time per state directory (two shells, two make targets). A
@@ -110,14 +135,23 @@ def _up(settings: StackSettings, selected: list[Node], timeout: float) -> UpRepo
     report = UpReport()
 
     to_start: list[Node] = []
+    problems = []
     for node in selected:
-        if node.pidfile.owned_process() is not None:
+        process = node.pidfile.owned_process()
+        if process is not None:
             report.already_running.append(node.name)
+            was = moved(node)
+            if was:
+                # It would never answer where the settings now look: say so now, not after
+                # the whole timeout as "not ready".
+                problems.append(f"{node.name} is running (pid {process.pid}) at {was}, where it was started, not at "
+                                f"{node.endpoint} as the settings now say: `croupier stack down` stops it, and `up` "
+                                "starts it again with these settings")
         else:
             node.pidfile.remove()  # stale: the process is gone or is not ours
             to_start.append(node)
 
-    problems = [p for node in to_start for p in node.preflight()]
+    problems += [p for node in to_start for p in node.preflight()]
     for node in to_start:
         for port in node.ports:
             # A port just let go of (a stopped node's, a client's connection that happened to
@@ -139,6 +173,7 @@ def _up(settings: StackSettings, selected: list[Node], timeout: float) -> UpRepo
             process = node.start()
             started[node.name] = process  # before anything else: an interruption from here stops it
             node.pidfile.write(process)
+            _record_start(node)
             report.started.append(node.name)
         _wait_ready(selected, started, began, began + timeout, report)
     except BaseException:
@@ -147,6 +182,7 @@ def _up(settings: StackSettings, selected: list[Node], timeout: float) -> UpRepo
             if process is not None:
                 stop(process, settings.stop_timeout)
                 node.pidfile.remove()
+                _started_with(node).unlink(missing_ok=True)
         raise
     report.seconds = time.monotonic() - began
     return report
@@ -188,6 +224,7 @@ def down(settings: StackSettings, components: Iterable[str] = COMPONENTS) -> dic
             else:
                 outcome[node.name] = stop(process, settings.stop_timeout)
             node.pidfile.remove()
+            _started_with(node).unlink(missing_ok=True)
     return outcome
 
 
@@ -200,6 +237,9 @@ def status(settings: StackSettings, components: Iterable[str] = COMPONENTS) -> l
             out.append(ComponentStatus(node.name, "stopped", None, node.endpoint, False, note))
         else:
             ready = node.probe()
+            was = moved(node)
+            note = (f"not answering here: it was started at {was} (croupier stack down, then up, moves it)" if was
+                    else "not answering")
             out.append(ComponentStatus(node.name, "running", process.pid, node.endpoint, ready,
-                                       "" if ready else "not answering"))
+                                       "" if ready else note))
     return out

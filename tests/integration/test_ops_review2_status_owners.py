@@ -64,3 +64,19 @@ def test_an_owner_that_does_not_answer_is_named_and_status_exits_3(kafka, redis,
     r = croupier(env, "status", "--json", timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert all(g["silent_owners"] == [] for g in json.loads(r.stdout)["games"].values())
+
+
+def test_an_owner_whose_name_does_not_resolve_here_is_not_called_dead(kafka, redis, redis_url, redis_prefix,
+                                                                      serving_replica):
+    """Compose advertises the replicas by container name (rules-delve:50051), which the host
+    that runs `croupier status` cannot resolve: those are shown as not resolved here, and do
+    not make status exit 3 (it could not tell them dead from alive)."""
+    keys = Keys(redis_prefix)
+    for game in registry.GAME_IDS:
+        redis.set(keys.partitions(game), 1)
+        redis.hset(keys.owners(game), "0", "rules-delve.invalid:50051" if game == "delve" else serving_replica)
+    redis.hset(keys.lag(), "t/0", 0)
+    r = croupier(service_env(kafka, redis_url, redis_prefix), "status", "--json", timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    delve = json.loads(r.stdout)["games"]["delve"]
+    assert delve["unresolved_owners"] == ["rules-delve.invalid:50051"] and delve["silent_owners"] == []

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("status", help="rules owners, projector lag and game counts (from Redis)")
     p.add_argument("--json", action="store_true",
                    help="machine-readable output: redis, kafka, kafka_answers, redis_answers, projector and games "
-                        "(per game: partitions, owners, serving, silent_owners, table counts, snapshots)")
+                        "(per game: partitions, owners, serving, silent_owners, unresolved_owners, table counts, snapshots)")
     p.set_defaults(func=cmd_status)
 
 
@@ -55,7 +55,9 @@ def collect() -> dict:
     replicas = sorted({a for g in out["games"].values() for a in g["owners"].values()})
     answers = replicas_answer(replicas)
     for g in out["games"].values():
-        g["silent_owners"] = sorted({a for a in g["owners"].values() if not answers[a]})
+        g["silent_owners"] = sorted({a for a in g["owners"].values() if answers[a] is False})
+        # Names this machine cannot resolve (compose's container names, from the host): not asked.
+        g["unresolved_owners"] = sorted({a for a in g["owners"].values() if answers[a] is None})
         g["serving"] = sum(1 for a in g["owners"].values() if answers[a])
     lag = {k.decode(): int(v) for k, v in r.hgetall(keys.lag()).items()}
     out["projector"] = {"lag": lag, "total_lag": sum(lag.values()), "reporting": bool(lag)}
@@ -69,17 +71,26 @@ def collect() -> dict:
 RULES_HEALTH_TIMEOUT_S = 2.0
 
 
-def replicas_answer(addresses: list[str], timeout: float = RULES_HEALTH_TIMEOUT_S) -> dict[str, bool]:
+def replicas_answer(addresses: list[str], timeout: float = RULES_HEALTH_TIMEOUT_S) -> dict[str, bool | None]:
     """Whether each rules replica (HOST:PORT) answers its gRPC health check SERVING now,
-    asked all at once."""
+    asked all at once; None for one whose host name does not resolve here (the compose
+    services' names, asked from the host), which cannot be told from here."""
     if not addresses:
         return {}
+    import socket
     from concurrent.futures import ThreadPoolExecutor
 
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    def ask(address: str) -> bool:
+    def ask(address: str) -> bool | None:
+        host, _, port = address.rpartition(":")
+        try:
+            socket.getaddrinfo(host.strip("[]"), port or None, type=socket.SOCK_STREAM)
+        except socket.gaierror:
+            return None
+        except (OSError, UnicodeError):
+            return False
         try:
             with grpc.insecure_channel(address) as channel:
                 reply = health_pb2_grpc.HealthStub(channel).Check(
@@ -110,7 +121,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"kafka {out['kafka']}{kafka_state}   redis {out['redis']}")
         print(f"{'game':<12} {'owned':>9} {'open':>6} {'running':>8} {'finished':>9} {'snapshots':>9}  owners")
         for game, g in out["games"].items():
-            owners = [f"{a} (DOES NOT ANSWER)" if a in g["silent_owners"] else a
+            owners = [f"{a} (DOES NOT ANSWER)" if a in g["silent_owners"]
+                      else f"{a} (not resolved here)" if a in g["unresolved_owners"] else a
                       for a in sorted(set(g["owners"].values()))]
             print(f"{game:<12} {g['owned']:>4}/{g['partitions']:<4} {g['open_tables']:>6} {g['running']:>8} {g['finished']:>9} "
                   f"{len(g['snapshots']):>4}/{g['partitions']:<4}  {', '.join(owners) or '-'}")

@@ -123,3 +123,21 @@ def test_a_log_that_does_not_begin_at_seq_1_says_so():
     with pytest.raises(Rejection) as refused:
         step_end(envs[3:], None)
     assert refused.value.code == "log_gap" and "begins at seq 4, not 1" in refused.value.message
+
+
+def test_fork_checks_its_step_in_the_log_as_folded():
+    """croupier fork's own check of --at (before any replica is asked) read the log as
+    recorded: an event written again at its end made that event's seq the log's 'end' (a
+    later --at refused as past it) and its command the one a good --at fell inside."""
+    from croupier.cli.replay import _check_fork_point
+
+    envs = played()
+    i = next(i for i in range(len(envs) // 2, len(envs)) if envs[i].cause is not None and envs[i].cause["events"] > 1)
+    copied = envs + [envs[i]]
+    at = envs[-2].seq if envs[-1].cause is None else envs[-1].seq - 1
+    while not any(e.seq == at + 1 and e.cause is not None for e in envs):  # where a command's events end
+        at -= 1
+    _check_fork_point("g", copied, at)  # refused before: past the end, or inside the copied command
+    with pytest.raises(Rejection) as refused:
+        _check_fork_point("g", copied, envs[-1].seq + 1)
+    assert refused.value.code == "bad_seq" and f"1..{envs[-1].seq}" in refused.value.message

@@ -559,12 +559,16 @@ def _check_fork_point(game_id: str, envelopes: list[Envelope], at: int) -> None:
     """What the rules service would refuse of --at, told here from the log already read (the
     service's answer came after its deadline, as a failure worth retrying): a seq of the
     origin's log (ForkGame's bad_seq), where a command's events end (TableHost.fork's
-    mid_command)."""
-    last = envelopes[-1].seq
+    mid_command), in the log as the rules services fold it (audit.folded): a record written
+    again at the log's end made its seq the 'end' and its command the one --at fell inside."""
+    from croupier.engine.audit import folded
+
+    log = folded(envelopes)
+    last = log[-1].seq
     if not 1 <= at <= last:
         raise Rejection("bad_seq", f"--at {at} is past the end of {game_id}'s log: at_seq must be 1..{last}",
                         "malformed")
-    check_fork_point(envelopes, at)
+    check_fork_point(log, at)
 
 
 def _made_by(new_id: str, game_type: str, cid: str, args: argparse.Namespace) -> int | None:

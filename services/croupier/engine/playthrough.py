@@ -21,7 +21,7 @@ from typing import Any
 from croupier.engine import registry
 from croupier.engine.bots import bot_for, first_to_move
 from croupier.engine.codec import canonical_json
-from croupier.engine.contract import GameSpec, Tick
+from croupier.engine.contract import GameSpec, Rejection, Tick
 from croupier.engine.local import LocalTable
 from croupier.engine.selfplay import STEP_MS, table_seed
 from croupier.engine.table import OVER
@@ -157,11 +157,25 @@ def main(argv: list[str] | None = None) -> int:
     h = sub.add_parser("rehash", help="take a golden file's view hashes again (its events must not change)")
     h.add_argument("file")
     args = p.parse_args(argv)
+    try:
+        return _run(args)
+    except Rejection as exc:  # an unknown game
+        print(f"{p.prog} {args.cmd}: {exc.message}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that is not there, or cannot be written
+        print(f"{p.prog} {args.cmd}: {getattr(exc, 'filename', None) or args.file}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
+    except ValueError as exc:  # rehash of a file whose events changed: refused, the file left as it was
+        print(f"{p.prog} {args.cmd}: {args.file}: {exc}; the file is left as it was", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.cmd == "rehash":
         with open(args.file, encoding="utf-8") as fh:
             lines, changed = rehash_views(fh)
-        with open(args.file, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
+        _write_whole(args.file, "\n".join(lines) + "\n")
         print(f"{args.file}: the views of {changed} of {len(lines) - 1} steps changed; every event is the same")
         return 0
     if args.cmd == "record":
@@ -173,6 +187,25 @@ def main(argv: list[str] | None = None) -> int:
         problem = check(fh)
     print(problem or "ok")
     return 1 if problem else 0
+
+
+def _write_whole(path: str, text: str) -> None:
+    """A golden file rewritten whole or not at all (beside it, then renamed over it): a
+    write that fails halfway left a truncated golden file."""
+    import os
+    import tempfile
+
+    target = os.path.realpath(path)
+    fd, tmp = tempfile.mkstemp(prefix=".rehash.", dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 if __name__ == "__main__":

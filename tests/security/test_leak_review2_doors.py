@@ -289,14 +289,17 @@ def test_a_fork_of_a_running_game_shows_its_seats_only_what_they_saw_and_spectat
         code, grpc_view = _grpc_view(s, fork, token)
         assert code == "OK"
         frames, _ = _ws_frames(s, fork, token, "{}")
+        code, first = _grpc_first_update(s, fork, token, "Play")
+        assert code == "OK", code
         for what, payload in (("view", view.json()), ("actions", actions), ("gRPC view", grpc_view[1]),
-                              ("stream", frames[0])):
+                              ("stream", frames[0]), ("Play", first)):
             found = leaks(payload, hidden)
             assert not found, f"the fork's {what} shows seat {seat} its origin's hidden {sorted(found)[:5]}"
     # A spectator: nothing of it while the origin runs.
     r = httpx.get(f"{s.http_url}/v1/tables/{fork}/view", timeout=30)
     assert r.status_code == 403 and r.json()["error"]["code"] == "fork_of_running_game", r.text
     assert _grpc_view(s, fork, None)[0] == "PERMISSION_DENIED"
+    assert _grpc_first_update(s, fork, None, "StreamUpdates")[0] == "PERMISSION_DENIED"
     frames, code = _ws_frames_refused(s, fork)
     assert code == 4403 and frames and set(frames[-1]) == {"error"}, (code, frames)
     r = httpx.get(f"{s.http_url}/v1/tables/{fork}/replay", timeout=30)
@@ -307,6 +310,32 @@ def test_a_fork_of_a_running_game_shows_its_seats_only_what_they_saw_and_spectat
     facts = httpx.get(f"{s.http_url}/v1/tables/{fork}", timeout=30).json()
     assert facts.get("result") is None and "view" not in facts
     assert not leaks(facts, spec.hidden(origin.game, None))
+
+
+def _grpc_first_update(stack, gid: str, token: str | None, method: str):
+    """The first update of a StreamUpdates or Play stream (its status code name, and the
+    update as {"version", "view", "actions"})."""
+    async def main():
+        md = (("authorization", f"Bearer {token}"),) if token else ()
+        async with grpc.aio.insecure_channel(stack.grpc_address) as channel:
+            stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+            start = gateway_pb2.StreamUpdatesRequest(game_id=gid, from_version=0)
+            try:
+                if method == "Play":
+                    call = stub.Play(metadata=md, timeout=30)
+                    await call.write(gateway_pb2.PlayRequest(start=start))
+                    response = await asyncio.wait_for(call.read(), 20)
+                    update = response.update
+                else:
+                    call = stub.StreamUpdates(start, metadata=md, timeout=30)
+                    update = await asyncio.wait_for(call.read(), 20)
+                call.cancel()
+            except grpc.aio.AioRpcError as error:
+                return error.code().name, None
+            return "OK", {"version": update.version, "view": json.loads(update.view_json),
+                          "actions": [json.loads(a) for a in update.actions_json]}
+
+    return asyncio.run(main())
 
 
 def _ws_frames_refused(stack, gid: str) -> tuple[list[dict], int]:

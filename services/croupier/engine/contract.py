@@ -55,11 +55,13 @@ def echo(value: Any, limit: int = ECHO_CHARS) -> str:
 class Rejection(Exception):
     """A command that may not be applied. `code` is stable and machine-readable."""
 
-    def __init__(self, code: str, message: str, kind: str = ILLEGAL):
+    def __init__(self, code: str, message: str, kind: str = ILLEGAL, *, current_version: int | None = None):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.kind = kind
+        # A version_conflict's version of the game now: what a caller expects next.
+        self.current_version = current_version
 
     def as_dict(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message, "kind": self.kind}

@@ -387,7 +387,8 @@ class TableHost:
                 state, command, command_id=command_id, now=now, expected_version=expected_version)
         if expected_version is not None and expected_version != state.version:
             raise Rejection(
-                "version_conflict", f"expected version {expected_version}, the table is at {state.version}", CONFLICT
+                "version_conflict", f"expected version {expected_version}, the table is at {state.version}", CONFLICT,
+                current_version=state.version,
             )
         rng = FairRng(state.seed, state.entropy, state.rng_counter)
         events = self.decide_events(state, command, Context(rng=rng, now=now))

@@ -74,7 +74,8 @@ class Refusal(Exception):
 
 def from_proto(msg: events_pb2.Rejection) -> tuple[Rejection, str]:
     """The Rejection a croupier.v1.Rejection carries, and the owner it names."""
-    return Rejection(msg.code, msg.message, PROTO_TO_KIND.get(msg.kind, "unavailable")), msg.owner
+    current = msg.current_version if msg.HasField("current_version") else None
+    return Rejection(msg.code, msg.message, PROTO_TO_KIND.get(msg.kind, "unavailable"), current_version=current), msg.owner
 
 
 def to_proto(rejection: Rejection, owner: str = "") -> events_pb2.Rejection:
@@ -83,6 +84,7 @@ def to_proto(rejection: Rejection, owner: str = "") -> events_pb2.Rejection:
         code=rejection.code,
         message=bounded(rejection.message),
         owner=owner,
+        current_version=getattr(rejection, "current_version", None),
     )
 
 

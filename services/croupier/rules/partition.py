@@ -1054,7 +1054,8 @@ class PartitionOwner:
                 raise Rejection("no_such_game", f"no game {item.game_id}", NOT_FOUND)
             if item.expected_version is not None and item.expected_version != slot.state.version:
                 raise Rejection("version_conflict",
-                                f"expected version {item.expected_version}, the game is at {slot.state.version}", CONFLICT)
+                                f"expected version {item.expected_version}, the game is at {slot.state.version}", CONFLICT,
+                                current_version=slot.state.version)
             envs = host.decide(slot.state, item.command, command_id=item.command_id, now=now)
             state = slot.state
             for env in envs:
@@ -1131,7 +1132,8 @@ class PartitionOwner:
         if item.create is not None or item.fork is not None:
             raise Rejection(ALREADY_EXISTS, f"game {item.game_id} exists already", ALREADY_EXISTS)
         if item.expected_version is not None and item.expected_version != version:
-            raise Rejection("version_conflict", f"expected version {item.expected_version}, the game is at {version}", CONFLICT)
+            raise Rejection("version_conflict", f"expected version {item.expected_version}, the game is at {version}", CONFLICT,
+                            current_version=version)
         raise Rejection("game_over", "this table has ended", "illegal")
 
 

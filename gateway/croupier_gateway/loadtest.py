@@ -1263,6 +1263,7 @@ def plot(report: Mapping[str, Any], path: str) -> None:
     if report["offered_moves_per_s"]:
         top.axhline(report["offered_moves_per_s"], linestyle="--", color="grey", label="offered moves/s")
     top.set_ylabel("commands/s")
+    top.set_ylim(bottom=0)  # a rate read against zero: a dip is not a fall to nothing
     top.legend(loc="lower right")
     # A second without a command has no latency: a gap, not a zero.
     bottom.plot(t, [r["p50_ms"] if r["commands"] else math.nan for r in rows], label="p50")
@@ -1273,8 +1274,17 @@ def plot(report: Mapping[str, Any], path: str) -> None:
     c = report["config"]
     fig.suptitle(f"croupier loadtest: {c['tables']} tables, {c['protocol']}, think {c['think_ms']:g} ms")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    # Written whole or not at all, as the report is: a failure (a full disk) midway leaves the
+    # file that was there, not half a PNG over it.
+    target = os.path.realpath(path)  # (a symbolic link is written through, as the report's)
+    partial = f"{target}.partial"
+    try:
+        fig.savefig(partial, dpi=100, format="png")
+        os.replace(partial, target)
+    finally:
+        plt.close(fig)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
 
 
 async def preflight(cfg: Config) -> tuple[int, str] | None:

@@ -44,3 +44,43 @@ def test_a_plot_that_fails_after_the_run_keeps_the_report(monkeypatch, tmp_path,
     assert json.loads((tmp_path / "r.json").read_text())["commands"] == 0
     assert "could not draw --plot" in capsys.readouterr().err
 
+
+
+def _report() -> dict:
+    rows = [{"t": t, "commands": 100 + t, "p50_ms": 5.0, "p99_ms": 20.0} for t in range(5)]
+    return {"timeline": rows, "offered_moves_per_s": 120.0,
+            "config": {"tables": 10, "protocol": "grpc", "think_ms": 0.0}}
+
+
+def test_the_plot_is_written_whole_or_not_at_all(monkeypatch, tmp_path):
+    """A savefig that fails midway (a full disk) wrote half a PNG over the file that was there;
+    like the report, the plot now keeps that file and leaves no partial one behind. Its
+    throughput axis starts at zero."""
+    import matplotlib.figure
+
+    from croupier_gateway.loadtest import plot
+
+    path = tmp_path / "p.png"
+    plot(_report(), str(path))
+    first = path.read_bytes()
+    assert first.startswith(b"\x89PNG") and list(tmp_path.iterdir()) == [path]
+    seen = {}
+    real = matplotlib.figure.Figure.savefig
+
+    def half_then_full_disk(self, fname, **kw):
+        seen["bottom"] = self.axes[0].get_ylim()[0]
+        with open(fname, "wb") as handle:
+            handle.write(b"\x89PNG half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", half_then_full_disk)
+    try:
+        plot(_report(), str(path))
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the write's failure was not raised")
+    finally:
+        monkeypatch.setattr(matplotlib.figure.Figure, "savefig", real)
+    assert path.read_bytes() == first and list(tmp_path.iterdir()) == [path]
+    assert seen["bottom"] == 0

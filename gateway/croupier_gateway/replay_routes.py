@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from croupier.engine.audit import MAX_SEQ, audit, folded, moves, step_end, view_as
+from croupier.engine.audit import MAX_SEQ, audit, check_origin, folded, fork_origin, moves, step_end, view_as
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import Envelope
 from croupier_gateway.errors import ApiError
@@ -144,8 +144,20 @@ def register(router: APIRouter, auth: Sequence[Any], gw: Callable[[], Any]) -> N
     @router.get("/games/{game_id}/audit", dependencies=auth,
                 summary="Check the log: seq, hash chain, seed, every draw, re-execution")
     async def audit_game(game_id: GameId):
-        envelopes = await _log(gw(), game_id)
+        g = gw()
+        envelopes = await _log(g, game_id)
         report = await asyncio.get_running_loop().run_in_executor(None, audit, envelopes)
+        origin = fork_origin(envelopes)
+        if origin is not None and report.ok:
+            # A fork's log carries its origin's up to the fork's step, which holds by itself:
+            # checked against the origin's own log too, as `croupier audit FORK` does. An
+            # origin with no log is a fault; one out of reach now leaves origin_checked false.
+            try:
+                origin_log = await _log(g, origin["game_id"])
+            except ApiError as exc:
+                origin_log = [] if exc.code == "no_such_game" else None
+            if origin_log is not None:
+                check_origin(report, envelopes, origin_log)
         return JSONResponse(report.as_dict())
 
     @router.get("/games/{game_id}/replay", dependencies=auth,

@@ -93,6 +93,11 @@ async function audit() {
           : r.ended === false
             ? `✔ Clean so far (the game is not over; the log ends at seq ${r.last_seq}): the hash chain, every shuffle and a re-execution of every command agree with the log. The seed is checked once the game ends and reveals it.`
             : "✔ Clean: the hash chain, the seed, every shuffle and a re-execution of every command agree with the log."),
+      // A fork whose origin's own log could not be read was checked against the copy it carries only.
+      r.ok && r.origin_checked === false
+        ? h("p", { class: "verdict", id: "origin-unchecked" },
+          "This fork's start was checked against the copy of its origin it carries only: the origin's own log could not be read now.")
+        : "",
       facts([["Events", r.events], ["Commands", r.commands], ["Draws", r.draws]]),
       h("ul", { hidden: r.ok ? true : null }, r.faults.map((f) => h("li", {}, `seq ${f.seq} (${f.check}): ${f.what}`))));
   } catch (ex) {

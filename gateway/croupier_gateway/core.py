@@ -26,7 +26,7 @@ from croupier.engine import registry
 from croupier.engine.bots import bot_names
 from croupier.engine.codec import canonical_json
 from croupier.engine.contract import GameSpec, Rejection
-from croupier.engine.table import MAX_ENTROPY, MAX_PLAYER_NAME, TableHost
+from croupier.engine.table import MAX_ENTROPY, MAX_PLAYER_NAME, TableHost, table_options
 from croupier.projector.keys import Keys
 from croupier.rules.errors import BUSY, RETRYABLE
 from croupier.v1 import rules_pb2
@@ -271,6 +271,8 @@ class Gateway(OperatorDesk):
                      "minimum": o.minimum, "maximum": o.maximum}
                     for o in spec.options
                 ],
+                # The table's own options (the turn clock), which every game takes beside its own.
+                "table_options": table_options(),
             })
         return out
 

@@ -86,6 +86,10 @@ class GameOut(BaseModel):
     bots: list[str]
     cooperative: bool
     options: list[OptionOut]
+    table_options: list[OptionOut] = Field(
+        default_factory=list,
+        description="the table's own options, which every game takes beside its own: the turn clock "
+                    "(turn_clock_ms, turn_clock_action)")
 
 
 class GamesOut(BaseModel):

@@ -937,3 +937,12 @@ def test_the_bundled_client_sends_a_leave_with_a_command_id_and_retries_it_with_
     assert [(m, p) for m, p, _ in bodies] == [("DELETE", "/v1/tables/g/seats/1")] * 2
     ids = [body["command_id"] for _, _, body in bodies]
     assert ids[0] and ids[0] == ids[1]
+
+
+def test_games_lists_the_table_options_every_game_takes(client):
+    """GET /v1/games listed each game's own options only: the turn clock that every table
+    takes (turn_clock_ms, turn_clock_action) was named nowhere a client could read it."""
+    games = client.get("/v1/games").json()["games"]
+    clock = {o["name"]: o for o in games[0]["table_options"]}
+    assert clock["turn_clock_ms"]["default"] == 0 and clock["turn_clock_ms"]["maximum"] == 86_400_000
+    assert clock["turn_clock_action"]["choices"] == ["default", "forfeit"]

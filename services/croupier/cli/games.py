@@ -37,14 +37,9 @@ def table_options() -> list[dict]:
     """The table's own options, which every game takes beside its own (the turn clock:
     TableHost.parse_options). `games` listed only each game's, so the clock, which `play
     --option` and the gateway's create take, was nowhere to be found from the CLI."""
-    from croupier.engine.table import CLOCK_ACTIONS, MAX_TURN_CLOCK_MS, MIN_TURN_CLOCK_MS, TURN_CLOCK_ACTION, TURN_CLOCK_MS
+    from croupier.engine import table
 
-    return [
-        {"name": TURN_CLOCK_MS, "default": 0,
-         "doc": f"the turn clock: ms a seat has for each move, 0 (off) or {MIN_TURN_CLOCK_MS}..{MAX_TURN_CLOCK_MS}"},
-        {"name": TURN_CLOCK_ACTION, "default": CLOCK_ACTIONS[0],
-         "doc": f"what the clock does when a seat's time runs out: {' or '.join(CLOCK_ACTIONS)}"},
-    ]
+    return [{k: o[k] for k in ("name", "default", "doc")} for o in table.table_options()]
 
 
 def cmd_games(args: argparse.Namespace) -> int:

@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop after the command whose events include this seq (default: the end)")
     p.add_argument("--as", dest="viewer", default="spectator", help="SEAT number, spectator or operator")
     p.add_argument("--json", action="store_true",
-                   help="one JSON object: game_id, to (the last seq shown), as, view and moves")
+                   help="one JSON object: game_id, to (the last seq shown), as, view and moves (and log_fault for a "
+                        "log at fault: a record at a seq already folded, passed over)")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("fork", help="a new table that starts from step SEQ of a game")

@@ -49,6 +49,17 @@ CLOCK_ACTIONS = ("default", "forfeit")
 CLOCK_IDLE_MOVES_PER_SEAT = 10
 MIN_TURN_CLOCK_MS = 1000
 MAX_TURN_CLOCK_MS = 86_400_000
+
+
+def table_options() -> list[dict[str, Any]]:
+    """The table's own options, which every game takes beside its own (the turn clock), as the
+    listings describe an option: `croupier games` and the gateway's GET /v1/games."""
+    return [
+        {"name": TURN_CLOCK_MS, "default": 0, "choices": None, "minimum": 0, "maximum": MAX_TURN_CLOCK_MS,
+         "doc": f"the turn clock: ms a seat has for each move, 0 (off) or {MIN_TURN_CLOCK_MS}..{MAX_TURN_CLOCK_MS}"},
+        {"name": TURN_CLOCK_ACTION, "default": CLOCK_ACTIONS[0], "choices": list(CLOCK_ACTIONS), "minimum": None,
+         "maximum": None, "doc": f"what the clock does when a seat's time runs out: {' or '.join(CLOCK_ACTIONS)}"},
+    ]
 MAX_CLOCK_DIGITS = len(str(MAX_TURN_CLOCK_MS))
 MAX_PLAYER_NAME = 64
 MAX_ENTROPY = 256

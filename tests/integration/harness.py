@@ -135,3 +135,25 @@ def read_model_views(host, state) -> dict[str, str]:
         views[str(seat)] = canonical_json(host.view(state, seat))
         views[f"actions:{seat}"] = canonical_json([host.encode_action(a) for a in host.legal_actions(state, seat)])
     return views
+
+
+def played_as(game_id: str, game_type: str, seed: int = 9) -> list:
+    """A whole game of game_type played by random bots in process, under game_id (its hash
+    chain taken again): a log to write into a topic as if the rules services had."""
+    import dataclasses
+
+    from croupier.engine import registry
+    from croupier.engine.envelope import GENESIS_HASH, compute_hash
+    from croupier.engine.selfplay import SelfplayReport, play_one
+
+    spec = registry.get(game_type)
+    table = play_one(spec, seats=spec.min_seats, seat_bots=["random"] * spec.min_seats,
+                     options=spec.parse_options({}), seed=seed, index=0, report=SelfplayReport(game=game_type),
+                     check_all_legal=False)
+    out, prev = [], GENESIS_HASH
+    for env in table.envelopes:
+        env = dataclasses.replace(env, game_id=game_id, prev_hash=prev)
+        env = dataclasses.replace(env, hash=compute_hash(prev, env.body()))
+        out.append(env)
+        prev = env.hash
+    return out

@@ -10,16 +10,12 @@ seq (`bad_seq` past it), and a fork at or past it carried the record twice and w
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import uuid
 
 from confluent_kafka import Producer
-from harness import start_rules, wait_owned
+from harness import played_as, start_rules, wait_owned
 
-from croupier.engine import registry
-from croupier.engine.envelope import GENESIS_HASH, compute_hash
-from croupier.engine.selfplay import SelfplayReport, play_one
 from croupier.rules.client import RulesClient
 from croupier.rules.store import encode_record, partition_for
 from croupier.v1 import rules_pb2
@@ -28,27 +24,13 @@ GAME = "virtues"
 PARTITIONS = 4  # harness.service_env's
 
 
-def _played(game_id: str) -> list:
-    spec = registry.get(GAME)
-    table = play_one(spec, seats=spec.min_seats, seat_bots=["random"] * spec.min_seats,
-                     options=spec.parse_options({}), seed=11, index=0, report=SelfplayReport(game=GAME),
-                     check_all_legal=False)
-    out, prev = [], GENESIS_HASH  # the same game under game_id, its chain taken again
-    for env in table.envelopes:
-        env = dataclasses.replace(env, game_id=game_id, prev_hash=prev)
-        env = dataclasses.replace(env, hash=compute_hash(prev, env.body()))
-        out.append(env)
-        prev = env.hash
-    return out
-
-
 def test_a_game_whose_log_holds_a_record_written_again_is_forked_as_it_was_played(
         kafka, redis_url, prefix, services, tmp_path):
     svc, addr = start_rules(GAME, kafka, redis_url, prefix, tmp_path)
     services.append(svc)
     wait_owned(redis_url, prefix, GAME, PARTITIONS, services=[svc])
     origin = f"{GAME}-{uuid.uuid4().hex[:16]}"
-    game = _played(origin)
+    game = played_as(origin, GAME, seed=11)
     middle = game[len(game) // 2]
     # Steps a fork may be made at: the last event of a command, the game not over yet.
     steps = [env.seq for env, after in zip(game, game[1:]) if env.command_id != after.command_id

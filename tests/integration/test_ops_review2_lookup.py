@@ -7,18 +7,15 @@ from outside the rules) was taken for the game's whole log: a finished game audi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import uuid
 
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from harness import croupier, service_env
+from harness import croupier, played_as, service_env
 
 from croupier.engine import registry
-from croupier.engine.envelope import GENESIS_HASH, compute_hash
-from croupier.engine.selfplay import SelfplayReport, play_one
 from croupier.rules.store import encode_record, partition_for
 
 
@@ -31,20 +28,6 @@ def prefix(redis):
         redis.delete(*keys)
 
 
-def _played(game_id: str, game_type: str, seed: int = 9) -> list:
-    spec = registry.get(game_type)
-    table = play_one(spec, seats=spec.min_seats, seat_bots=["random"] * spec.min_seats,
-                     options=spec.parse_options({}), seed=seed, index=0, report=SelfplayReport(game=game_type),
-                     check_all_legal=False)
-    out, prev = [], GENESIS_HASH  # the same game under game_id, its chain taken again
-    for env in table.envelopes:
-        env = dataclasses.replace(env, game_id=game_id, prev_hash=prev)
-        env = dataclasses.replace(env, hash=compute_hash(prev, env.body()))
-        out.append(env)
-        prev = env.hash
-    return out
-
-
 def test_a_game_is_read_from_the_topic_its_id_names(kafka, redis_url, prefix):
     env = service_env(kafka, redis_url, prefix)
     admin = AdminClient({"bootstrap.servers": kafka})
@@ -53,7 +36,7 @@ def test_a_game_is_read_from_the_topic_its_id_names(kafka, redis_url, prefix):
                                        for t in topics.values()]).values():
         future.result(30)
     gid = f"nightfall-{uuid.uuid4().hex[:16]}"
-    game = _played(gid, "nightfall")
+    game = played_as(gid, "nightfall")
     assert game[-1].type == "TableEnded"
     producer = Producer({"bootstrap.servers": kafka})
     part = partition_for(gid, 2)
@@ -83,8 +66,8 @@ def test_a_forks_audit_checks_the_origin_it_carries_against_the_origins_log(kafk
     for future in admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)]).values():
         future.result(30)
     origin_id = f"expeditions-{uuid.uuid4().hex[:16]}"
-    real = _played(origin_id, "expeditions")
-    made_up = _played(origin_id, "expeditions", seed=10)
+    real = played_as(origin_id, "expeditions")
+    made_up = played_as(origin_id, "expeditions", seed=10)
     host = TableHost(registry.get("expeditions"))
 
     def fork(origin, fork_id):
@@ -121,7 +104,7 @@ def test_a_game_of_another_type_in_a_topic_is_not_audited_clean(kafka, redis_url
     for future in admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)]).values():
         future.result(30)
     gid = f"expeditions-{uuid.uuid4().hex[:16]}"
-    game = _played(gid, "journey")
+    game = played_as(gid, "journey")
     producer = Producer({"bootstrap.servers": kafka})
     for e in game:
         producer.produce(topic, encode_record(e), key=gid.encode(), partition=partition_for(gid, 2))

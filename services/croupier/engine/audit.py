@@ -300,7 +300,7 @@ def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) 
                     return
                 origin = [Envelope.from_dict(e) for e in forked.payload["events"]]
                 sealed = host.fork(head.game_id, origin, command.seed, now=head.time, command_id=head.command_id,
-                                   reset_idle=command.reset_idle)
+                                   reset_idle=command.reset_idle, deal=command.deal)
             elif state is None:
                 sealed = host.create(head.game_id, command.seats, command.options, command.seed, now=head.time,
                                      command_id=head.command_id, origin=command.origin)

@@ -264,6 +264,16 @@ class GameSpec:
     # rules version 4, restarts). None: the fork's game is the origin's as it was. Part of the
     # rules version, as decide is: a fork folds by its origin's version.
     forked: Callable[[Any, int], Any] | None = None
+    # redeal(state, ctx) -> events: a fork's new deal (ForkTable.deal == DEAL_AGAIN). Every
+    # card some seat of the fork may not see at its step (in a hand, a deck, face down, in the
+    # box) is dealt again with the fork's own randomness (ctx.rng), each pool of cards that
+    # the rules let stand for one another gathered, put in a fixed order (sorted), shuffled and
+    # laid back in the same places in the same numbers; what a spectator sees stays as it was.
+    # The new deal depends only on what is public and on the pools' contents, never on where
+    # the origin had its hidden cards: so the origin's record (its replays, its seed once it
+    # ends) says nothing of the fork's hidden cards. The events record the deal (the state is
+    # their fold). None: the game has none, and its forks keep the origin's cards.
+    redeal: Callable[[Any, Context], list[Event]] | None = None
 
     def parse_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         raw = dict(raw or {})

@@ -149,8 +149,8 @@ class TableEnded(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class ForkTable(Command):
-    """Start a new table from step `at_seq` of another game ("what if", or resuming an
-    interrupted game). The origin's envelopes up to that step travel in the command."""
+    """Start a new table from step `at_seq` of another game: the same position, played on by
+    other hands ("what if"). The origin's envelopes up to that step travel in the command."""
 
     TYPE: ClassVar[str] = "ForkTable"
     origin_events: tuple
@@ -158,6 +158,15 @@ class ForkTable(Command):
     # The fork's count of clock moves in a row starts at 0 (its seats get the whole allowance
     # again); False, as forks made before 2026-12-02 were recorded: the origin's count.
     reset_idle: bool = False
+    # How the fork deals the cards its seats may not see: DEAL_KEPT (0, as every fork made
+    # before 2026-12-03 was recorded) keeps the origin's; DEAL_AGAIN (1) deals them again with
+    # the fork's own randomness (GameSpec.redeal), so that the origin's record, once it is
+    # open to all, gives none of them away.
+    deal: int = 0
+
+
+DEAL_KEPT = 0
+DEAL_AGAIN = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -347,11 +356,13 @@ class TableHost:
         now: int = 0,
         command_id: str | None = None,
         reset_idle: bool = True,
+        deal: int = DEAL_AGAIN,
     ) -> list[Envelope]:
         """A new table whose first events name its origin and carry the origin's log up to
         the fork point. The origin must be a clean log of this game type. `reset_idle`: the
-        fork's count of clock moves in a row starts at 0 (an audit re-runs a fork with what
-        its recorded command said)."""
+        fork's count of clock moves in a row starts at 0; `deal`: DEAL_AGAIN deals the cards
+        hidden at the fork's step again (the game's redeal; a game without one keeps them and
+        records DEAL_KEPT). An audit re-runs a fork with what its recorded command said."""
         from croupier.engine.envelope import verify_chain
 
         if not origin:
@@ -373,8 +384,18 @@ class TableHost:
                                seed_hash=commitment(seed_hex), seed=seed_hex, origin=link)
         forked = TableForked(origin_game_id=last.game_id, origin_seq=last.seq, origin_hash=last.hash,
                              events=tuple(env.to_dict() for env in origin), idle_moves=0 if reset_idle else None)
-        cmd = ForkTable(origin_events=(), seed=seed_hex, reset_idle=reset_idle)
-        return self._seal(None, game_id, [created, forked], cmd, [], command_id, now)
+        if deal not in (DEAL_KEPT, DEAL_AGAIN):
+            raise Rejection("unknown_deal", f"a fork deals with {DEAL_KEPT} or {DEAL_AGAIN}, not {deal!r}", MALFORMED)
+        redeal = self.spec.redeal if deal == DEAL_AGAIN else None
+        cmd = ForkTable(origin_events=(), seed=seed_hex, reset_idle=reset_idle, deal=DEAL_KEPT if redeal is None else deal)
+        sealed = self._seal(None, game_id, [created, forked], cmd, [], command_id, now)
+        if redeal is None:
+            return sealed
+        # The new deal, from the fork's own seed (its draws are the first of its counter).
+        state = self.fold(sealed)
+        rng = FairRng(state.seed, state.entropy, state.rng_counter)
+        dealt = redeal(state.game, Context(rng=rng, now=now))
+        return self._seal(None, game_id, [created, forked, *dealt], cmd, rng.draws, command_id, now)
 
     def for_version(self, rules_version: int) -> "TableHost":
         """The host of the rules version a table was created with: a game keeps the rules
@@ -660,8 +681,11 @@ class TableHost:
                 game = forked(game, time)
             # The origin's seats, game and clock; this table's own id, seed and counter.
             return dataclasses.replace(
-                origin, game=game, game_id=state.game_id, seed=state.seed, seed_hash=state.seed_hash, rng_counter=0,
+                origin, game=game, game_id=state.game_id, seed=state.seed, seed_hash=state.seed_hash,
                 origin=state.origin, created=state.created, version=state.version, last_hash=state.last_hash,
+                # This table's own draws so far: its new deal's (ForkTable.deal), counted on
+                # the fork's first envelope; 0 for a fork that keeps the origin's cards.
+                rng_counter=state.rng_counter,
                 idle_moves=origin.idle_moves if event.idle_moves is None else event.idle_moves,
             )
         return dataclasses.replace(state, game=self.spec.evolve(state.game, event))

@@ -48,6 +48,13 @@ STATUS_TO_PROTO = {
 PROTO_TO_STATUS = {v: k for k, v in STATUS_TO_PROTO.items()}
 
 
+def _game_option(o: dict[str, Any]) -> gateway_pb2.GameOption:
+    """An option as GET /v1/games lists it, as gRPC's GameOption (its bounds when it has them)."""
+    bounds = {k: o[k] for k in ("minimum", "maximum") if o.get(k) is not None}
+    return gateway_pb2.GameOption(name=o["name"], doc=o["doc"], default_json=json.dumps(o["default"]),
+                                  choices_json=json.dumps(o["choices"]) if o["choices"] else "", **bounds)
+
+
 class _Unparsable:
     """Stands for a request whose bytes are not the method's message."""
 
@@ -106,14 +113,14 @@ class GatewayServicer:
         self.gw = gateway
 
     async def ListGames(self, request, context, token):
+
         games = []
         for g in self.gw.games():
             games.append(gateway_pb2.GameInfo(
                 id=g["id"], name=g["name"], summary=g["summary"], min_seats=g["min_seats"], max_seats=g["max_seats"],
                 rules_version=g["rules_version"], bots=g["bots"], cooperative=g["cooperative"],
-                options=[gateway_pb2.GameOption(name=o["name"], doc=o["doc"], default_json=json.dumps(o["default"]),
-                                                choices_json=json.dumps(o["choices"]) if o["choices"] else "")
-                         for o in g["options"]],
+                options=[_game_option(o) for o in g["options"]],
+                table_options=[_game_option(o) for o in g["table_options"]],
             ))
         return gateway_pb2.ListGamesResponse(games=games)
 

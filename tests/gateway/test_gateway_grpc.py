@@ -396,3 +396,33 @@ def test_a_leave_retried_over_grpc_gets_the_first_answer_and_a_left_seat_stays_r
     assert refused == (401, "unauthenticated")
     assert view["seat"] == 0
     assert sum(method == "LeaveSeat" for method, _ in router.calls) == 1
+
+
+def test_list_games_over_grpc_names_the_table_options_and_the_bounds_http_does(fake_stack):
+    """gRPC's ListGames named each game's own options without their bounds, and not the table's
+    own (the turn clock) at all, which GET /v1/games lists: a gRPC client could not learn the
+    clock's range or its actions. Both doors now list the same options."""
+    from croupier.v1 import gateway_pb2_grpc
+
+    def option(o) -> dict:
+        return {"name": o.name, "default": json.loads(o.default_json),
+                "choices": json.loads(o.choices_json) if o.choices_json else None,
+                "minimum": o.minimum if o.HasField("minimum") else None,
+                "maximum": o.maximum if o.HasField("maximum") else None, "doc": o.doc}
+
+    async def scenario(client, address):
+        async with grpc.aio.insecure_channel(address) as channel:
+            response = await gateway_pb2_grpc.GatewayServiceStub(channel).ListGames(gateway_pb2.ListGamesRequest())
+        return {g.id: {"options": [option(o) for o in g.options], "table_options": [option(o) for o in g.table_options]}
+                for g in response.games}
+
+    settings, aredis, _, router = fake_stack
+    listed = serve_and(fake_stack, scenario)
+    http = {g["id"]: g for g in Gateway(settings, aredis, router=router).games()}
+    assert listed and set(listed) == set(http)
+    for game_id, got in listed.items():
+        assert got["options"] == http[game_id]["options"], game_id
+        assert got["table_options"] == http[game_id]["table_options"], game_id
+    clock = {o["name"]: o for o in next(iter(listed.values()))["table_options"]}
+    assert clock["turn_clock_ms"]["maximum"] == 86_400_000 and clock["turn_clock_ms"]["minimum"] == 0
+    assert clock["turn_clock_action"]["choices"] == ["default", "forfeit"]

@@ -404,7 +404,7 @@ def create_app(settings: GatewaySettings, *, redis: Any = None, router: Router |
     @op.post("/games/{game_id}/fork", response_model=models.ForkOut, status_code=201, dependencies=op_auth,
              summary="A new table that starts from a step of this game, seated with its players")
     async def fork(game_id: GameId, body: models.Fork):
-        return await gw().fork(game_id, body.at, body.command_id)
+        return await gw().fork(game_id, body.at, body.command_id, keep_cards=body.keep_cards)
 
     @op.post("/games/{game_id}/seats/{seat}/token", response_model=models.SeatTokenOut, dependencies=op_auth,
              summary="A seat token for a seat of a forked table (to play the fork); the seat's previous token stops working")

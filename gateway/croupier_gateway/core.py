@@ -704,8 +704,9 @@ class Gateway(OperatorDesk):
 
     async def _check_spectator(self, game_id: str) -> None:
         """Refuses a spectator a fork whose origin (or the origin's origin...) is still being
-        played: a fork starts from its origin's hands and decks, so the cards laid in it (by
-        its seats, or by its turn clock alone) are that running game's hidden cards. Called
+        played: the cards laid in a fork (by its seats, or by its turn clock alone) are that
+        running game's hidden cards, dealt again (so they tell nothing of where they lie
+        there; but a fork made before 2026-12-03 kept its origin's hands and decks). Called
         after the game's views were found, so its meta is there to read."""
         if game_id in self._spectated:
             self._spectated.move_to_end(game_id)

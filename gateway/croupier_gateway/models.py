@@ -178,6 +178,10 @@ class ForceEndOut(BaseModel):
 class Fork(_Body):
     at: StrictInt = Field(ge=1, le=2**62, description="The step (seq) of the origin to start from: a command's last event")
     command_id: str | None = CommandId
+    keep_cards: StrictBool = Field(
+        False, description="Keep the origin's hidden cards as they lay instead of dealing them again with the fork's own "
+                           "seed (the default). The origin's record, open once it is over, then shows them: for a "
+                           "'what if' with the same hands, or to resume an interrupted game that stays running")
 
 
 class ForkOut(BaseModel):
@@ -186,6 +190,7 @@ class ForkOut(BaseModel):
     seats: int
     origin: dict[str, Any] = Field(description="{game_id, seq} of the step forked from")
     version: int
+    keep_cards: bool = Field(False, description="whether the fork kept the origin's hidden cards (else dealt them again)")
 
 
 class SeatTokenOut(BaseModel):

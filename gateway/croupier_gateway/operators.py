@@ -119,18 +119,20 @@ class OperatorDesk:
         log.info("table_force_ended", game_id=game_id, reason=reason)
         return {"game_id": game_id, "version": version}
 
-    async def fork(self, game_id: str, at: Any, command_id: Any = None) -> dict[str, Any]:
+    async def fork(self, game_id: str, at: Any, command_id: Any = None, *, keep_cards: bool = False) -> dict[str, Any]:
         """A new table that starts from step `at` of a game (its log up to there, verbatim,
-        then fresh randomness), seated with the origin's players; `seat_token` gives its
-        seats to whoever the operator chooses. With a command_id, a retry names the same
-        fork (an HMAC of the id, as for a create) and is answered as a duplicate."""
+        the hidden cards dealt again unless `keep_cards`, then fresh randomness), seated with
+        the origin's players; `seat_token` gives its seats to whoever the operator chooses.
+        With a command_id, a retry names the same fork (an HMAC of the id, as for a create)
+        and is answered as a duplicate."""
         check_game_id(game_id)
         if not isinstance(at, int) or isinstance(at, bool) or not 1 <= at <= 2**62:
             raise bad_request("invalid_at", "at is a step (seq) of the game, from 1", "at")
         game_type = await self.game_type_of(game_id)
-        cid, new_id = self.new_table_id(game_type, f"fork:{game_id}:{at}", command_id)
+        # A fork that keeps the cards is another table than the one dealt again.
+        cid, new_id = self.new_table_id(game_type, f"fork:{game_id}:{at}" + (":kept" if keep_cards else ""), command_id)
         request = rules_pb2.ForkGameRequest(game_type=game_type, game_id=new_id, origin_game_id=game_id, at_seq=at,
-                                            command_id=f"fork:{cid}")
+                                            command_id=f"fork:{cid}", keep_cards=keep_cards)
         try:
             response = await self._call(game_type, new_id, "ForkGame", request)
         except ApiError as error:
@@ -141,9 +143,9 @@ class OperatorDesk:
         version = int(response.result.version)
         await self.wait_projected(new_id, version)
         meta = await self.reads.meta(new_id)
-        log.info("table_forked", game_id=new_id, origin=game_id, at=at)
+        log.info("table_forked", game_id=new_id, origin=game_id, at=at, keep_cards=keep_cards)
         return {"game_id": new_id, "game_type": game_type, "seats": int(meta.get("seats") or 0) if meta else 0,
-                "origin": {"game_id": game_id, "seq": at}, "version": version}
+                "origin": {"game_id": game_id, "seq": at}, "version": version, "keep_cards": keep_cards}
 
     async def seat_token(self, game_id: str, seat: Any) -> dict[str, Any]:
         """A seat token for a seat of a fork, for the operator to play it or hand it on. A

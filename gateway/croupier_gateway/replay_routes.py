@@ -3,10 +3,11 @@
 Operators (behind the operator credential) may export, audit and replay any game as any
 viewer. A player may replay the game of their seat token: while the game runs, only as
 their own seat (what that seat saw); once it is over, the full record is open, so as any
-seat. Spectators replay as spectators. A fork starts from its origin's hands and decks as
-they were at the fork's step, so its record opens only once its origin is over too (and the
-origin's origin, for a fork of a fork): a fork that ends before the game it was made from
-must not show that game's hidden cards while it is still played. The log is read with croupier.rules.store.read_game
+seat. Spectators replay as spectators. A fork's hands and decks are its origin's hidden
+cards at the fork's step, dealt again (forks made before 2026-12-03 kept them as they lay),
+so its record opens only once its origin is over too (and the origin's origin, for a fork of
+a fork): a fork that ends before the game it was made from shows none of that game's hidden
+cards while it is still played. The log is read with croupier.rules.store.read_game
 in a worker thread; the engine's audit and replay (croupier.engine.audit) do the rest.
 """
 

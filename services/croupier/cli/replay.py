@@ -82,6 +82,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--command-id", type=_command_id, default=None, metavar="ID",
                    help="makes the fork retry-safe: the same GAME_ID, SEQ and ID name the same fork, made once "
                         "(default: a new one, printed, and named in the message of a failure worth retrying)")
+    p.add_argument("--keep-cards", action="store_true",
+                   help="keep the origin's hidden cards as they lay (hands, decks, face-down cards) instead of dealing "
+                        "them again with the fork's own seed: the origin's record, open once it is over, then shows "
+                        "them; for a 'what if' with the same hands, or to resume an interrupted game still running")
     p.set_defaults(func=cmd_fork)
 
 
@@ -94,14 +98,16 @@ def _command_id(text: str) -> str:
     return text
 
 
-def fork_id(game_type: str, game_id: str, at: int, command_id: str) -> str:
+def fork_id(game_type: str, game_id: str, at: int, command_id: str, keep_cards: bool = False) -> str:
     """The id of the fork of game_id at `at` that command_id asks for: derived, so a retry
     names the same table (and the rules service answers it as the duplicate it is), and
     prefixed with its game type as the gateway's ids are (the gateway finds a table's type
-    from its id before the read models know it)."""
+    from its id before the read models know it). A fork that keeps the cards is another
+    table than the one dealt again, whatever its command id."""
     import hashlib
 
-    digest = hashlib.sha256(f"fork:{game_id}:{at}:{command_id}".encode()).hexdigest()
+    kept = ":kept" if keep_cards else ""
+    digest = hashlib.sha256(f"fork:{game_id}:{at}:{command_id}{kept}".encode()).hexdigest()
     return f"{game_type}-{digest[:16]}"
 
 
@@ -522,7 +528,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         envelopes = load(args)
         _check_fork_point(args.game_id, envelopes, args.at)
         game_type = envelopes[0].game_type
-        new_id = fork_id(game_type, args.game_id, args.at, cid)
+        new_id = fork_id(game_type, args.game_id, args.at, cid, args.keep_cards)
         addresses = [args.rules] if args.rules else _replicas(game_type, new_id)
     except Rejection as exc:
         return _fail(args, exc)
@@ -534,7 +540,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         try:
             return await client.call("ForkGame", rules_pb2.ForkGameRequest(
                 game_type=game_type, game_id=new_id, origin_game_id=args.game_id, at_seq=args.at,
-                command_id=f"fork:{cid}"))
+                command_id=f"fork:{cid}", keep_cards=args.keep_cards))
         finally:
             await client.close()
 
@@ -553,7 +559,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
             "answer, made once)")
     return _emit(args, json.dumps({"game_id": new_id, "game_type": game_type, "command_id": cid,
                                    "origin": {"game_id": args.game_id, "seq": args.at}, "version": version,
-                                   "duplicate": duplicate}) + "\n", made=made) or 0
+                                   "duplicate": duplicate, "keep_cards": args.keep_cards}) + "\n", made=made) or 0
 
 
 def _check_fork_point(game_id: str, envelopes: list[Envelope], at: int) -> None:

@@ -28,6 +28,7 @@ from croupier.engine.contract import CONFLICT, MALFORMED, NOT_FOUND, Command, Re
 from croupier.engine.envelope import Envelope
 from croupier.engine.table import (
     CLOCK_IDLE_MOVES_PER_SEAT,
+    DEAL_AGAIN,
     OVER,
     TABLE_COMMANDS,
     ForceEnd,
@@ -1070,12 +1071,14 @@ class PartitionOwner:
         tentative[item.game_id] = new
         return new, outcome, envs
 
-    def prepare_fork(self, game_id: str, origin: list[Envelope], seed: str, command_id: str) -> PreparedFork:
+    def prepare_fork(self, game_id: str, origin: list[Envelope], seed: str, command_id: str, *,
+                     deal: int = DEAL_AGAIN) -> PreparedFork:
         """A fork's events, state and records, made on the calling thread (a worker's: see
         PreparedFork), stamped with the time now; refused as its decide would refuse it
         (a broken or unstarted origin, `too_large`). Whether the fork may be made at all (its
-        id free, its command_id new) is still decided on the partition's loop."""
-        envs = self.host.fork(game_id, origin, seed, now=self.now_ms(), command_id=command_id)
+        id free, its command_id new) is still decided on the partition's loop. `deal`: how its
+        hidden cards are dealt (TableHost.fork)."""
+        envs = self.host.fork(game_id, origin, seed, now=self.now_ms(), command_id=command_id, deal=deal)
         state = self.host.fold(envs)
         values = self._encode(game_id, envs, len(origin)) if self._max_record is not None else None
         return PreparedFork(envs, state, values, len(origin))

@@ -21,7 +21,7 @@ from croupier.engine import registry
 from croupier.engine.audit import folded
 from croupier.engine.codec import canonical_json, loads
 from croupier.engine.contract import NOT_FOUND, Rejection, clip
-from croupier.engine.table import ForceEnd, JoinSeat, LeaveSeat, TableHost
+from croupier.engine.table import DEAL_AGAIN, DEAL_KEPT, ForceEnd, JoinSeat, LeaveSeat, TableHost
 from croupier.rules.errors import KIND_TO_STATUS, Refusal, bounded, to_proto, trailing
 from croupier.rules.metrics import RulesMetrics
 from croupier.rules.owners import OwnersTable
@@ -332,7 +332,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 # over; a seq missing before at_seq is log_gap): the game its players saw.
                 origin = list(folded([env for env in origin if env.seq <= request.at_seq]))
                 try:
-                    return owner.prepare_fork(request.game_id, origin, seed, request.command_id)
+                    return owner.prepare_fork(request.game_id, origin, seed, request.command_id,
+                                              deal=DEAL_KEPT if request.keep_cards else DEAL_AGAIN)
                 except Rejection:
                     raise
                 except Exception as exc:

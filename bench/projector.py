@@ -279,15 +279,15 @@ def main(argv=None) -> int:
     kafka = dataclasses.replace(base, topic_prefix=prefix, partitions=6)
     redis_url = RulesSettings.from_env(GAME).redis_url
     topic = kafka.topic(GAME)
-    ensure_topic(kafka, topic)
-    t0 = time.perf_counter()
-    sources = make_games(args.sources)
-    events_per_game = sum(len(s) for s in sources) / len(sources)
-    written = fill_topic(kafka.bootstrap, topic, kafka.partitions, args.events, sources)
-    print(f"topic {topic}: {written} events from {len(sources)} source games "
-          f"({events_per_game:.0f} events each) in {time.perf_counter() - t0:.1f} s", flush=True)
-
     try:
+        # Inside the try: a fill that fails (the broker gone, Ctrl-C) still takes its topic away.
+        ensure_topic(kafka, topic)
+        t0 = time.perf_counter()
+        sources = make_games(args.sources)
+        events_per_game = sum(len(s) for s in sources) / len(sources)
+        written = fill_topic(kafka.bootstrap, topic, kafka.partitions, args.events, sources)
+        print(f"topic {topic}: {written} events from {len(sources)} source games "
+              f"({events_per_game:.0f} events each) in {time.perf_counter() - t0:.1f} s", flush=True)
         consume_kp = raw_consume_kafka_python(kafka.bootstrap, topic, kafka.partitions, written)
         print(f"raw kafka-python consumption:    {consume_kp}", flush=True)
         consume_ck = raw_consume_confluent(kafka, topic, kafka.partitions, written)

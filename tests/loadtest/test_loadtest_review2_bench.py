@@ -221,3 +221,33 @@ def test_the_rules_benchmark_removes_its_keys_too(monkeypatch, tmp_path):
         rules.main(["--seconds", "1"])
     ((prefix, games),) = cleaned
     assert prefix.startswith("bench") and games == [rules.GAME]
+
+
+def test_the_projector_benchmark_removes_its_topic_when_the_fill_fails(monkeypatch):
+    """bench/projector.py created its topic and filled it before its try: a fill that failed
+    (the broker gone, Ctrl-C) left a topic of up to a million events on the stack's broker,
+    which slows every client's metadata after it. The topic goes now, the fill failed or not."""
+    projector = bench_module("projector")
+    import croupier.rules.store as store
+
+    deleted, created = [], []
+    monkeypatch.setattr(store, "ensure_topic", lambda kafka, topic: created.append(topic))
+    monkeypatch.setattr(projector, "make_games", lambda n: [[None] * 3])
+
+    def broker_gone(*args, **kwargs):
+        raise ConnectionError("the broker went away mid-fill")
+
+    monkeypatch.setattr(projector, "fill_topic", broker_gone)
+    monkeypatch.setattr(projector, "delete_topics", lambda bootstrap, topics: deleted.append(topics))
+
+    class NoRedis:
+        def scan_iter(self, **kwargs):
+            return iter(())
+
+    import redis
+
+    monkeypatch.setattr(redis.Redis, "from_url", classmethod(lambda cls, url: NoRedis()))
+    with pytest.raises(ConnectionError):
+        projector.main(["--events", "10", "--no-write"])
+    (topic,) = created
+    assert topic.startswith("benchp") and any(topic in topics for topics in deleted), (created, deleted)

@@ -48,6 +48,9 @@ SPEC = GameSpec(
     to_act=rules.to_act,
     hidden=views.hidden,
     describe=views.describe,
+    # A fork deals the hands, the supply and the box again (every rules version: `keeping`
+    # copies the spec with it).
+    redeal=rules.redeal,
     bots={"heuristic": heuristic},
     summary="Race figures up five paths by laying ascending cards, over three expeditions.",
 )

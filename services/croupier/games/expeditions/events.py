@@ -1,6 +1,7 @@
 """The events of expeditions. Every random outcome (the removed cards, the hands, the supply
-order, the tile placement, the first player) is in ExpeditionDealt; scores are computed by
-decide and recorded, so evolve only applies them."""
+order, the tile placement, the first player) is in ExpeditionDealt (a fork's new deal of the
+hidden cards in ForkDealt); scores are computed by decide and recorded, so evolve only
+applies them."""
 
 from __future__ import annotations
 
@@ -139,7 +140,20 @@ class GameEnded(Event):
     winners: tuple[int, ...]
 
 
+@dataclass(frozen=True, kw_only=True)
+class ForkDealt(Event):
+    """A fork's new deal (GameSpec.redeal): every card hidden at the fork's step that is not
+    in a discard pile (the hands, the supply, the cards back in the box) gathered, shuffled
+    and laid back in the same places in the same numbers. `hands[seat]`, `supply` in drawing
+    order (first card on top), `removed` back in the box."""
+
+    TYPE: ClassVar[str] = "ForkDealt"
+    hands: tuple[tuple[str, ...], ...]
+    supply: tuple[str, ...]
+    removed: tuple[str, ...]
+
+
 EVENTS = (
     ExpeditionDealt, PathBegun, CardPlayed, FigureMoved, ArtefactFound, PointsFound, ArrowFound,
-    LastStepPlayed, MoveSkipped, CardDiscarded, CardDrawn, ExpeditionEnded, GameEnded,
+    LastStepPlayed, MoveSkipped, CardDiscarded, CardDrawn, ExpeditionEnded, GameEnded, ForkDealt,
 )

@@ -30,6 +30,7 @@ from croupier.games.expeditions.events import (
     ExpeditionDealt,
     ExpeditionEnded,
     FigureMoved,
+    ForkDealt,
     GameEnded,
     LastStepPlayed,
     MoveSkipped,
@@ -97,6 +98,30 @@ def _deal(state: State, rng: Any, expedition: int, first: int) -> ExpeditionDeal
     return ExpeditionDealt(
         expedition=expedition, first=first, removed=tuple(removed), hands=hands, supply=supply, tiles=tuple(tiles)
     )
+
+
+def redeal(state: State, ctx: Context) -> list[Event]:
+    """A fork's new deal (GameSpec.redeal). One pool: every card in a hand, in the supply or
+    back in the box (two players). The deal shuffles all of these together, so any of them
+    could be in any of these places; the pool is put in the canonical card order, shuffled
+    with the fork's randomness and laid back seat by seat, then the supply, then the box, in
+    the same numbers. The cards of the discard piles (each was laid face up, in the record)
+    and every card laid on a path stay. Nothing is dealt before the first deal."""
+    if not state.players:
+        return []
+    hands = [pl.hand for pl in state.players]
+    pool = sorted((c for zone in (*hands, state.supply, state.removed) for c in zone), key=CONTENT.card_rank.__getitem__)
+    if not pool:
+        return []
+    cards = list(ctx.rng.shuffle(pool))
+    dealt = []
+    at = 0
+    for hand in hands:
+        dealt.append(tuple(cards[at:at + len(hand)]))
+        at += len(hand)
+    supply = tuple(cards[at:at + len(state.supply)])
+    removed = tuple(cards[at + len(state.supply):])
+    return [ForkDealt(hands=tuple(dealt), supply=supply, removed=removed)]
 
 
 # --- the rule checks shared by decide and legal_actions -------------------------------
@@ -430,6 +455,12 @@ def evolve(state: State, event: Event) -> State:
                             spent=state.spent | {event.tile})
     if t is ExpeditionDealt:
         return _dealt(state, event)
+    if t is ForkDealt:
+        players = tuple(
+            replace_player(pl, hand=tuple(event.hands[i])) if i < len(event.hands) else pl
+            for i, pl in enumerate(state.players)
+        )
+        return replace_state(state, players=players, supply=tuple(event.supply), removed=tuple(event.removed))
     if t is ExpeditionEnded:
         players = tuple(
             replace_player(pl, chips=event.chips[i], artefact_chips=event.artefact_chips[i], artefacts=())

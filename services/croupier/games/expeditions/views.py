@@ -144,6 +144,11 @@ def describe(event: Any) -> str:
         why = "the deciding bridge crossing" if event.reason == "bridge" else "the last supply card"
         pts = ", ".join(f"{_seat(i)} {p:+d}" for i, p in enumerate(event.points))
         return f"Expedition {event.expedition} ends with {why}; figures score {pts}"
+    if t is ev.ForkDealt:
+        # No card named: the new hands and the supply's order are the fork's secrets.
+        box = f", {len(event.removed)} in the box" if event.removed else ""
+        return (f"The fork's hidden cards were dealt again: the hands ({', '.join(str(len(h)) for h in event.hands)} "
+                f"cards), the supply ({len(event.supply)}){box}")
     if t is ev.GameEnded:
         scores = ", ".join(f"{_seat(i)} {s}" for i, s in enumerate(event.scores))
         return f"Game over: {scores}; winner {', '.join(_seat(w) for w in event.winners)}"

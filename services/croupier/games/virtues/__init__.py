@@ -27,6 +27,8 @@ OPTIONS = (
 # new one"), not at the next draw: until then the Brahan Seer could not be played and the
 # next seat could take from the old pile. Games of versions 1 and 2 keep the old timing
 # (Config.rules).
+# A fork deals the cards hidden at its step again (rules.redeal, docs/games/virtues.md);
+# every kept rules version has it too (`keeping` copies the spec), as the state is the same.
 SPEC = GameSpec(
     id="virtues",
     name="Virtues",
@@ -47,6 +49,7 @@ SPEC = GameSpec(
     hidden=views.hidden,
     describe=views.describe,
     bots={"heuristic": bots.heuristic},
+    redeal=rules.redeal,
     summary="Two to four players cover the symbols of Location cards with Action cards; six completed Locations win.",
 )
 

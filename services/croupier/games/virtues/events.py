@@ -237,10 +237,23 @@ class GameEnded(Event):
     reason: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class ForkDealt(Event):
+    """A fork's new deal (GameSpec.redeal): the Action cards hidden at the fork's step (the
+    hands and the Action deck) dealt again from one pool, and the Location deck shuffled
+    again. Each hand and deck keeps its size; the Seer's or the Survey's look goes to the
+    new top cards (evolve)."""
+
+    TYPE: ClassVar[str] = "ForkDealt"
+    hands: tuple[tuple[str, ...], ...]
+    action_deck: tuple[str, ...]
+    location_deck: tuple[str, ...]
+
+
 EVENTS = (
     GameSetUp, TurnBegan, CardDrawn, DiscardTaken, DeckRebuilt, DiscardFlipped, ActionPlayed,
     ActionMoved, RearrangingStopped, HandDiscarded, LocationsDiscarded, LocationDrawn,
     LocationCompleted, LocationTaken, DisplayRefilled, SpecialPlayed, CardSeized, CardBanished,
     CardSalvaged, PeekedCardTaken, LocationExchanged, LocationsKept, LocationSwapped,
-    PlayingStopped, CardDiscarded, LocationReturned, GameEnded,
+    PlayingStopped, CardDiscarded, LocationReturned, GameEnded, ForkDealt,
 )

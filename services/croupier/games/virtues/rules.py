@@ -69,6 +69,7 @@ from .events import (
     DiscardFlipped,
     DiscardTaken,
     DisplayRefilled,
+    ForkDealt,
     GameEnded,
     GameSetUp,
     HandDiscarded,
@@ -425,6 +426,32 @@ def _start(state: State, ctx: Context) -> list[Event]:
         first=first,
     )
     return [setup, TurnBegan(seat=first, turn=1)]
+
+
+def redeal(state: State, ctx: Context) -> list[Event]:
+    """A fork's new deal (GameSpec.redeal): what no seat but one (or none) may see, dealt
+    again with the fork's randomness, from the public position and the pools alone.
+
+    - Action cards: every hand and the Action deck are one pool (any hidden Action card may
+      be in any of them, as far as the table can tell: the pool is the game's Action cards
+      less the public ones, on Locations and in the discard pile). Sorted, shuffled, and dealt
+      back: each hand in seat order its own number of cards, the rest the deck in its order.
+    - Locations: the Location deck, sorted and shuffled. Its cards are the Locations in no
+      Array, not in the Display and not completed: all public, so the pool is the deck itself.
+    - Kept: completion piles (each card was completed in view of the table and named in the
+      record; only their counts play on), Arrays, the Display, the discard pile, the turn.
+    The Seer's or the Survey's look follows the new top cards (evolve), so that the state
+    never says a seat looks at cards it does not."""
+    players = state.players
+    pool = sorted([*state.action_deck, *(card for p in players for card in p.hand)])
+    dealt = ctx.rng.shuffle(pool)
+    hands = []
+    at = 0
+    for p in players:
+        hands.append(tuple(dealt[at: at + len(p.hand)]))
+        at += len(p.hand)
+    locations = ctx.rng.shuffle(sorted(state.location_deck))
+    return [ForkDealt(hands=tuple(hands), action_deck=tuple(dealt[at:]), location_deck=tuple(locations))]
 
 
 def _rebuild(out: _Out, ctx: Context) -> bool:
@@ -913,6 +940,22 @@ def _ev_ended(state: State, e: GameEnded) -> State:
     )
 
 
+def _ev_fork_dealt(state: State, e: ForkDealt) -> State:
+    players = tuple(
+        Player(tuple(e.hands[s]) if s < len(e.hands) else p.hand, p.array, p.completed)
+        for s, p in enumerate(state.players)
+    )
+    action_deck, location_deck = tuple(e.action_deck), tuple(e.location_deck)
+    t = state.turn
+    peek = t.peek
+    if peek and t.phase == SCOUT:
+        peek = action_deck[:len(peek)]  # the Seer looks at the new top cards
+    elif peek and t.phase == SURVEY:
+        peek = location_deck[:len(peek)]
+    turn = Turn(t.current, t.number, t.phase, t.moved, t.bonus, peek, t.resume)
+    return _with(state, players=players, turn=turn, action_deck=action_deck, location_deck=location_deck)
+
+
 _EVOLVE: dict[type, Callable[[State, Any], State]] = {
     GameSetUp: _ev_setup,
     TurnBegan: _ev_turn,
@@ -941,6 +984,7 @@ _EVOLVE: dict[type, Callable[[State, Any], State]] = {
     CardDiscarded: _ev_card_discarded,
     LocationReturned: _ev_returned,
     GameEnded: _ev_ended,
+    ForkDealt: _ev_fork_dealt,
 }
 
 

@@ -26,6 +26,7 @@ from .events import (
     DiscardFlipped,
     DiscardTaken,
     DisplayRefilled,
+    ForkDealt,
     GameEnded,
     GameSetUp,
     HandDiscarded,
@@ -195,6 +196,9 @@ def describe(event: Event) -> str:
             return f"Seat {e.seat} discarded {_name(e.card)}."
         case LocationReturned():
             return f"Seat {e.seat} returned {_name(e.location)} to the bottom of the Location deck."
+        case ForkDealt():
+            return (f"The fork's hidden cards were dealt again: the hands, the Action deck "
+                    f"({len(e.action_deck)} cards) and the Location deck ({len(e.location_deck)} cards).")
         case GameEnded():
             who = ", ".join(str(s) for s in e.winners) or "nobody"
             why = "completed enough Locations" if e.reason == "completed" else "the turn limit was reached"

@@ -40,6 +40,9 @@ OPTIONS = (
 # vote time again from the fork (`forked`); a fork kept the origin's deadline, long past by
 # then, so the fork's vote closed at its first timer with whatever votes it held. Forks of
 # games of earlier versions keep the origin's deadline (they fold by their origin's version).
+# A fork deals the cards hidden at its step again (`redeal`, ForkDealt; docs/games/delve.md,
+# "Forks: the hidden cards dealt again"). Set here, before `keeping`, so that every version
+# has it: a fork of a game of any version deals again (the state is the same in all).
 SPEC = GameSpec(
     id="delve",
     name="Delve",
@@ -62,6 +65,7 @@ SPEC = GameSpec(
     bots={"heuristic": heuristic},
     deadline=rules.deadline,
     forked=rules.forked,
+    redeal=rules.redeal,
     summary="Co-op dungeon deck-builder: vote a route through floors of overlapping encounters, "
     "roll skills with your cards, shop, rescue, and defeat the boss.",
     cooperative=True,

@@ -416,6 +416,25 @@ class ExpeditionLost(Event):
     reason: str  # unconscious (everyone), exhausted (the round cap)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ForkDealt(Event):
+    """A fork's new deal (GameSpec.redeal, rules.redeal): the cards hidden at the fork's step
+    dealt again with the fork's own randomness. Every floor's cards (slot order; only the slots
+    nobody had seen changed), the cards of the floors left behind that nobody saw (slot order,
+    as State.unseen_below), each adventurer's hand and draw pile (top first), the market stock
+    and the loot deck (top first), and the cards of a pending choice (its chooser's; () when
+    none is pending)."""
+
+    TYPE: ClassVar[str] = "ForkDealt"
+    floors: tuple[tuple[str, ...], ...]
+    unseen_below: tuple[str, ...]
+    hands: tuple[tuple[str, ...], ...]
+    draws: tuple[tuple[str, ...], ...]
+    stock: tuple[str, ...]
+    loot: tuple[str, ...]
+    chosen: tuple[str, ...]
+
+
 EVENTS = (
     ExpeditionStarted, VoteOpened, VoteCast, VoteRestarted, RouteChosen, EncounterStarted, BossEngaged,
     BossRoundStarted, DeckReshuffled, CardsDrawn, ChoiceOpened, CardPicked, CardUnpicked, ChoiceConfirmed,
@@ -424,5 +443,5 @@ EVENTS = (
     EncountersRevealed, LootGained, DiamondFound, DiamondCut, CardsDestroyed, ExtraEncounterStarted,
     TurnEnded, BossDamaged, RoundEnded, BossRoundEnded, MarketOpened, VisitStarted, CardBought, CardSold,
     Rested, VisitEnded, MarketClosed, CampStarted, CampLeft, CampEnded, FloorDescended, ExpeditionWon,
-    ExpeditionLost,
+    ExpeditionLost, ForkDealt,
 )

@@ -194,6 +194,111 @@ def forked(st: State, now: int) -> State:
     return update_state(st, ballot=update_ballot(st.ballot, deadline=now + st.vote_ms))
 
 
+def shown_in_hand(st: State) -> frozenset[str]:
+    """Hand cards laid on the table for everyone to see: committed to a roll or given in
+    support (they stay in their owners' hands until the roll)."""
+    out: set[str] = set()
+    if st.facing is not None:
+        out.update(st.facing.committed)
+    if st.support is not None:
+        out.update(c for _, c in st.support.cards)
+    return frozenset(out)
+
+
+def redeal(st: State, ctx: Context) -> list[Event]:
+    """A fork's new deal (GameSpec.redeal): every card some seat may not see at the fork's
+    step, dealt again with the fork's randomness from a pool of the cards that may stand for
+    it, each pool sorted before it is shuffled, so that nothing of where the origin had its
+    hidden cards survives (docs/games/delve.md, "Forks: the hidden cards dealt again"):
+
+    - each adventurer's hand (but the cards committed or given in support, which everyone
+      sees) and draw pile together, in the same numbers: the adventurer's own cards, which
+      never go to another deck. A pending choice of cards keeps its count and where its
+      cards are (hand, draw pile, or discard pile, which is public): the ones in the hand or
+      draw pile become as many of the newly dealt ones;
+    - the encounters of each tier that nobody has seen: face down on the floor being
+      explored, on the floors below, left face down on the floors above, and in the box
+      (dealt to no floor), laid back only in the slots nobody has seen; likewise the market
+      cards of each tier on the floors below and in the box. A floor below, entirely unseen,
+      is dealt as the setup deals it: its encounters and markets in a shuffled order;
+    - the market stock and the loot deck, each by itself (neither has cards in the box).
+
+    What everyone sees stays: face-up and cleared cards, the market row, the boss (named at
+    the setup), discard piles, every count."""
+    if st.stage == SETUP or not st.dungeon.floors:
+        return []
+    rng = ctx.rng
+
+    def dealt(cards: Any) -> list[str]:
+        pool = sorted(cards)
+        return rng.shuffle(pool) if len(pool) > 1 else pool
+
+    shown = shown_in_hand(st)
+    pk = st.picker
+    hands: list[tuple[str, ...]] = []
+    draws: list[tuple[str, ...]] = []
+    chosen: tuple[str, ...] = ()
+    for s, p in enumerate(st.players):
+        loose = [c for c in p.hand if c not in shown]
+        cards = dealt(loose + list(p.draw))
+        hand, draw = tuple(cards[: len(loose)]), tuple(cards[len(loose):])
+        hands.append(tuple(sorted(c for c in p.hand if c in shown)) + hand)
+        draws.append(draw)
+        if pk is not None and pk.seat == s:
+            in_hand, in_draw = set(loose), set(p.draw)
+            kept = tuple(c for c in pk.chosen if c not in in_hand and c not in in_draw)
+            chosen = (kept + hand[: sum(c in in_hand for c in pk.chosen)]
+                      + draw[: sum(c in in_draw for c in pk.chosen)])
+
+    d = st.dungeon
+    left = set(st.unseen_below)
+    on_floors = {c for cards in d.floors for c in cards}
+    pools: dict[tuple[str, int], list[str]] = {}
+    for t, ids in CONTENT.tier_encounters.items():
+        pools[("encounter", t)] = [c for c in ids if c not in on_floors]
+    for t, ids in CONTENT.tier_markets.items():
+        pools[("market", t)] = [c for c in ids if c not in on_floors]
+    unseen: list[list[bool]] = []
+    for i, cards in enumerate(d.floors):
+        if i < d.floor:
+            unseen.append([c in left for c in cards])
+        elif i == d.floor:
+            unseen.append([not up for up in d.face_up])
+        else:
+            unseen.append([True] * len(cards))
+        for c, hidden in zip(cards, unseen[-1]):
+            if hidden:
+                pools.setdefault((ENC[c].kind, ENC[c].tier), []).append(c)
+    deals = {key: dealt(pools[key]) for key in sorted(pools)}
+
+    def take(key: tuple[str, int], n: int) -> list[str]:
+        cards = deals[key]
+        out, deals[key] = cards[:n], cards[n:]
+        return out
+
+    floors: list[tuple[str, ...]] = []
+    below: list[str] = []
+    for i, cards in enumerate(d.floors):
+        if i > d.floor:
+            markets = sum(ENC[c].kind == "market" for c in cards)
+            tier = CONTENT.floors[i].tier
+            laid = take(("encounter", tier), len(cards) - markets) + take(("market", tier), markets)
+            floors.append(tuple(rng.shuffle(laid)))
+            continue
+        new = list(cards)
+        for slot, c in enumerate(cards):
+            if unseen[i][slot]:
+                new[slot] = take((ENC[c].kind, ENC[c].tier), 1)[0]
+                if i < d.floor:
+                    below.append(new[slot])
+        floors.append(tuple(new))
+
+    return [E.ForkDealt(
+        floors=tuple(floors), unseen_below=tuple(below), hands=tuple(hands), draws=tuple(draws),
+        stock=tuple(dealt(st.shop.stock)), loot=tuple(dealt(st.shop.loot)), chosen=chosen,
+    )]
+
+
 def is_over(st: State) -> bool:
     return st.stage == OVER
 
@@ -1291,6 +1396,16 @@ def _ev_floor_descended(st: State, ev: E.FloorDescended) -> State:
     return update_state(st, stage=ENDED, camp_done=True, dungeon=dungeon, route=-1, unseen_below=st.unseen_below + left)
 
 
+def _ev_fork_dealt(st: State, ev: E.ForkDealt) -> State:
+    players = tuple(update_player(p, hand=h, draw=d) for p, h, d in zip(st.players, ev.hands, ev.draws, strict=True))
+    pk = st.picker
+    return update_state(
+        st, players=players, dungeon=update_dungeon(st.dungeon, floors=ev.floors), unseen_below=ev.unseen_below,
+        shop=update_shop(st.shop, stock=ev.stock, loot=ev.loot),
+        picker=update_picker(pk, chosen=ev.chosen) if pk is not None else None,
+    )
+
+
 def _ev_won(st: State, ev: E.ExpeditionWon) -> State:
     return update_state(st, stage=OVER, outcome="won", reason="boss defeated", facing=None, picker=None, support=None)
 
@@ -1316,7 +1431,7 @@ _EVOLVE: dict[type, Callable[[State, Any], State]] = {
     E.CardBought: _ev_card_bought, E.CardSold: _ev_card_sold, E.Rested: _ev_rested, E.VisitEnded: _ev_visit_ended,
     E.MarketClosed: _ev_market_closed, E.CampStarted: _ev_camp_started, E.CampLeft: _ev_camp_left,
     E.CampEnded: _ev_camp_ended, E.FloorDescended: _ev_floor_descended, E.ExpeditionWon: _ev_won,
-    E.ExpeditionLost: _ev_lost,
+    E.ExpeditionLost: _ev_lost, E.ForkDealt: _ev_fork_dealt,
 }
 
 

@@ -15,7 +15,7 @@ from croupier.engine.contract import Event
 
 from . import events as E
 from .cards import CONTENT, SKILLS
-from .rules import ENC, deadline, roll_plan, selectable, stairs_open, to_act
+from .rules import ENC, deadline, roll_plan, selectable, shown_in_hand, stairs_open, to_act
 from .state import DESCEND, ROUTE, State
 
 _ALL_ENCOUNTERS = frozenset(
@@ -23,18 +23,8 @@ _ALL_ENCOUNTERS = frozenset(
 )
 
 
-def _public_in_hand(st: State) -> set[str]:
-    """Hand cards laid on the table: committed to a roll or given in support."""
-    out: set[str] = set()
-    if st.facing is not None:
-        out.update(st.facing.committed)
-    if st.support is not None:
-        out.update(c for _, c in st.support.cards)
-    return out
-
-
 def hidden(st: State, seat: int | None) -> frozenset[str]:
-    shown = _public_in_hand(st)
+    shown = shown_in_hand(st)
     out: set[str] = set()
     for s, p in enumerate(st.players):
         if s != seat:
@@ -286,6 +276,10 @@ def describe(ev: Event) -> str:
         return f"The party descends to {CONTENT.floors[ev.floor].name}."
     if t is E.ExpeditionWon:
         return "The boss falls: the expedition succeeds!"
+    if t is E.ForkDealt:
+        # Never which cards: the words reach every seat and spectator.
+        return ("The fork's hidden cards were dealt again: hands and draw piles, the face-down "
+                "encounters, the market stock and the loot deck.")
     if t is E.ExpeditionLost:
         return "Everyone is unconscious: the expedition is lost." if ev.reason == "unconscious" else f"The expedition is lost ({ev.reason})."
     return t.__name__

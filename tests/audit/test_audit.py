@@ -13,7 +13,7 @@ from croupier.engine.audit import audit, moves, step_end, view_as
 from croupier.engine.contract import Rejection
 from croupier.engine.envelope import GENESIS_HASH, compute_hash
 from croupier.engine.selfplay import SelfplayReport, leaks, play_one
-from croupier.engine.table import TableHost
+from croupier.engine.table import DEAL_AGAIN, DEAL_KEPT, TableHost
 
 
 @functools.cache
@@ -187,7 +187,9 @@ def test_a_fork_names_its_origin_audits_clean_and_plays_on():
     assert fork[0].type == "TableCreated" and fork[0].payload["origin"] == {
         "game_id": envs[0].game_id, "seq": envs[at - 1].seq, "hash": envs[at - 1].hash}
     state = host.fold(fork)
-    assert state.game == host.fold(envs[:at]).game
+    origin = host.fold(envs[:at])
+    # The same public position, its hidden cards dealt again (the audit deals them again too).
+    assert spec.view(state.game, None) == spec.view(origin.game, None) and state.game != origin.game
     for i in range(10):
         seat = spec.to_act(state.game)[0]
         new = host.decide(state, host.legal_actions(state, seat)[0], command_id=f"f{i}", now=2)
@@ -203,8 +205,9 @@ def test_a_fork_names_its_origin_audits_clean_and_plays_on():
 
 def test_a_fork_logged_before_forks_reset_the_clock_count_still_audits_clean():
     """A fork logged before 2026-12-02 has no reset_idle in its ForkTable and no idle_moves in
-    its TableForked; its audit re-runs it as it was made (the origin's count kept), and the
-    absent field reads as None, as the log is read."""
+    its TableForked (nor the deal, 2026-12-03: it kept its origin's cards); its audit re-runs it
+    as it was made (the origin's count and cards kept), and the absent field reads as None, as
+    the log is read."""
     from croupier.engine.envelope import seal
 
     spec = registry.get("expeditions")
@@ -215,9 +218,12 @@ def test_a_fork_logged_before_forks_reset_the_clock_count_still_audits_clean():
         at += 1
     new = host.fork("fork-new", envs[:at], "ef" * 32, now=1)
     assert new[0].cause["command"]["reset_idle"] is True and new[1].payload["idle_moves"] == 0
+    assert new[0].cause["command"]["deal"] == DEAL_AGAIN and len(new) > 2 and new[0].cause["draws"]
     assert audit(new).ok
-    made = host.fork("fork-old", envs[:at], "ef" * 32, now=1, reset_idle=False)
-    cause = {**made[0].cause, "command": {k: v for k, v in made[0].cause["command"].items() if k != "reset_idle"}}
+    made = host.fork("fork-old", envs[:at], "ef" * 32, now=1, reset_idle=False, deal=DEAL_KEPT)
+    assert len(made) == 2 and not made[0].cause["draws"]
+    cause = {**made[0].cause, "command": {k: v for k, v in made[0].cause["command"].items()
+                                          if k not in ("reset_idle", "deal")}}
     triples = [(e.type, e.version, {k: v for k, v in e.payload.items() if k != "idle_moves"}) for e in made]
     old = seal(game_id="fork-old", game_type=spec.id, first_seq=1, prev_hash=GENESIS_HASH,
                rules_version=made[0].rules_version, command_id=made[0].command_id, seat=None, time=1,
@@ -225,6 +231,7 @@ def test_a_fork_logged_before_forks_reset_the_clock_count_still_audits_clean():
     assert "idle_moves" not in old[1].payload and "reset_idle" not in old[0].cause["command"]
     state = host.fold(old)
     assert state.idle_moves == host.fold(envs[:at]).idle_moves  # the origin's, as before
+    assert state.game == host.fold(envs[:at]).game  # the origin's cards, as before
     report = audit(old)
     assert report.ok, report.faults
     # A fork's recorded choice is checked: a TableForked that claims a reset its command did

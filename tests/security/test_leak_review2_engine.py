@@ -355,10 +355,16 @@ def test_a_replays_words_name_no_hidden_card(game_type):
 
 @pytest.mark.parametrize("game_type", GAMES)
 def test_a_fork_shows_its_viewers_nothing_the_origin_hid_from_them(game_type):
-    """At every few steps of a played game, a fork made there: each seat's and a spectator's
-    view of the fork (made by the game's forked(), at a later time) holds no card the origin
-    hid from that viewer at the fork point, and the fork hides at least what the origin hid."""
+    """At every few steps of a played game, a fork made there (by the game's forked(), at a
+    later time), both ways it deals:
+    - keeping the origin's cards: each seat's and a spectator's view holds no card the origin
+      hid from that viewer at the fork point, and the fork hides at least what the origin hid;
+    - dealing them again (the default): a spectator's view holds no card the origin hid from
+      spectators, and each seat's view and actions no card the fork itself hides from it (its
+      hand is a new deal of cards that were hidden, so the origin's hiding is not the measure:
+      tests/engine/test_fork_redeal.py shows the deal is blind to where the origin had them)."""
     from croupier.engine.selfplay import leaks
+    from croupier.engine.table import DEAL_AGAIN, DEAL_KEPT
     checked = 0
     for log in played(game_type):
         ends = [batch[-1].seq for batch in batches(log)]
@@ -368,16 +374,19 @@ def test_a_fork_shows_its_viewers_nothing_the_origin_hid_from_them(game_type):
             origin = host.fold(origin_log)
             if origin.status != RUNNING:
                 continue
-            fork_log = host.fork(f"{game_type}-fork-{end}", origin_log, "11" * 32, now=origin.last_time + 3_600_000)
-            fork = host.fold(fork_log)
-            for viewer in [None, *range(origin.seats)]:
-                hid = host.spec.hidden(origin.game, viewer)
-                found = leaks(host.view(fork, viewer), hid)
-                assert not found, f"fork at {end} shows {viewer} {sorted(found)[:5]}"
-                assert host.spec.hidden(fork.game, viewer) >= hid, f"fork at {end}: the fork hides less from {viewer}"
-                if viewer is not None:
-                    assert not leaks(host.legal_action_texts(fork, viewer), hid)
-                checked += 1
+            for deal in (DEAL_KEPT, DEAL_AGAIN):
+                fork_log = host.fork(f"{game_type}-fork-{end}", origin_log, "11" * 32,
+                                     now=origin.last_time + 3_600_000, deal=deal)
+                fork = host.fold(fork_log)
+                for viewer in [None, *range(origin.seats)]:
+                    hid = host.spec.hidden(origin.game if deal == DEAL_KEPT or viewer is None else fork.game, viewer)
+                    found = leaks(host.view(fork, viewer), hid)
+                    assert not found, f"fork ({deal=}) at {end} shows {viewer} {sorted(found)[:5]}"
+                    if deal == DEAL_KEPT or viewer is None:
+                        assert host.spec.hidden(fork.game, viewer) >= hid, f"fork at {end}: it hides less from {viewer}"
+                    if viewer is not None:
+                        assert not leaks(host.legal_action_texts(fork, viewer), hid)
+                    checked += 1
     assert checked
 
 

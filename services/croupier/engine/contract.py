@@ -272,7 +272,10 @@ class GameSpec:
     # The new deal depends only on what is public and on the pools' contents, never on where
     # the origin had its hidden cards: so the origin's record (its replays, its seed once it
     # ends) says nothing of the fork's hidden cards. The events record the deal (the state is
-    # their fold). None: the game has none, and its forks keep the origin's cards.
+    # their fold). None: the game has none, and its forks keep the origin's cards. The current
+    # rules version's redeal deals every fork, whatever its origin's version: its events are
+    # sealed and folded under the current version (ForkTable.deal numbers the way of dealing,
+    # should it ever change, so that forks already made still audit as they were dealt).
     redeal: Callable[[Any, Context], list[Event]] | None = None
 
     def parse_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:

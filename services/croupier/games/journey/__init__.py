@@ -44,6 +44,7 @@ SPEC = GameSpec(
     to_act=rules.to_act,
     hidden=views.hidden,
     describe=views.describe,
+    redeal=rules.redeal,
     bots={"heuristic": heuristic},
     summary="Solo or co-op: cross a hostile land from refuge to refuge to reach Primrose Hill.",
     cooperative=True,

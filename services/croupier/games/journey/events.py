@@ -256,6 +256,24 @@ class DeliveranceDiscarded(Event):
     card: str
 
 
+# --- forks ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForkDealt(Event):
+    """A fork's new deal (GameSpec.redeal): every card hidden from some traveller laid out
+    again, in the same places and numbers. The Journey and the Supply (top first), each
+    traveller's satchel (seat order), the card of each cache and of each Ruin (in the order
+    of the state's caches and Ruins)."""
+
+    TYPE: ClassVar[str] = "ForkDealt"
+    journey: tuple[str, ...]
+    supply: tuple[str, ...]
+    satchels: tuple[tuple[str, ...], ...]
+    caches: tuple[str, ...] = ()
+    ruins: tuple[str, ...] = ()
+
+
 # --- arrival and the Return Journey -----------------------------------------------------
 
 
@@ -391,5 +409,5 @@ EVENTS = (
     CoverCardPaid, Covered, TravellerFell, BurdenShedBegun, CardDiscarded, DeliveranceDiscarded,
     DestinationReached, ReturnBegan, PurseFormed, RuinsSeeded, StopReached, RuinRevealed, JokerStole,
     JokerShed, RuinStripBegun, TollsBegan, TollDemanded, PurseCardPaid, RuinSalvaged, TollPaid,
-    TravellerStopped, ReturnEnded, GameEnded,
+    TravellerStopped, ReturnEnded, GameEnded, ForkDealt,
 )

@@ -814,6 +814,115 @@ def _return_moves_on(b: _Builder, rng: Any) -> None:
             b.emit(E.JokerStole(card=others[rng.below(len(others))]))
 
 
+# --- forks: the hidden cards dealt again -------------------------------------------------
+#
+# A fork of a journey deals again, with its own randomness, every card some traveller may not
+# see at its step (docs/games/journey.md, "Forks"). Two pools, kept apart as the rules keep
+# them: the hearts and spades of the Journey (and, on the way home, the face-down Ruins among
+# themselves), and the diamonds and clubs of the Supply, the satchels and the caches (the
+# Joker, once in the Supply, only there). Each pool is sorted before it is shuffled, and every
+# choice below reads only what every traveller knows (the counts, the limit, a pending cover),
+# so the deal says nothing of where the origin had its hidden cards.
+
+# Random hands tried for a traveller who must cover an attack now, before the most valuable
+# hand is taken (the origin's own hand shows one that covers exists).
+COVER_TRIES = 24
+
+
+def _cover_need(s: State, seat: int) -> int:
+    """What the satchel of the traveller covering now must be worth: what `_strike_traveller`
+    checked when the cover was asked, less what has been paid since."""
+    companion = DECK.companion_spend_value if spendable_companion(s) else 0
+    return s.due - s.paid - s.travellers[seat].wreckage - companion
+
+
+def _cover_hand(s: State, pool: list[str], seat: int, short: list[int], rng: Any) -> list[str]:
+    """A satchel for the traveller covering now, from `pool` (sorted): a random one that can
+    still cover, holding the free Aces its size asks for and leaving those the other satchels
+    ask for; else the most valuable."""
+    size, need = len(s.travellers[seat].satchel), _cover_need(s, seat)
+    roomless = DECK.roomless
+    aces = sum(1 for c in pool if c in roomless)
+    least = min(short[seat], aces)
+    most = max(least, aces - sum(short) + short[seat])
+    for _ in range(COVER_TRIES):
+        hand = rng.shuffle(pool)[:size]
+        if sum(VALUE[c] for c in hand) >= need and least <= sum(1 for c in hand if c in roomless) <= most:
+            return hand
+    return sorted(pool, key=lambda c: (-VALUE[c], c))[:size]
+
+
+def _deal_private(s: State, pool: list[str], rng: Any) -> tuple[list[list[str]], list[str], list[str]]:
+    """The diamonds and clubs hidden from some traveller (`pool`, sorted), dealt into the
+    satchels, the caches and the Supply, each keeping its size: (satchels, caches, supply)."""
+    counts = [len(t.satchel) for t in s.travellers]
+    lim = limit_of(s)
+    # A satchel holding more cards than the limit holds free Aces (A-clubs, A-diamonds) for the
+    # difference, as every traveller can tell from its count: the deal keeps it so, and no
+    # satchel goes over the limit. (After the limit dropped, a satchel may have been over it
+    # with no Ace: the deal then still gives it the Aces there are, in seat order.)
+    short = [max(0, n - lim) for n in counts]
+    satchels: list[list[str] | None] = [None] * s.seats
+    rest = list(pool)
+    if s.step == "cover" and 0 <= s.acting < s.seats:
+        seat = s.acting
+        hand = _cover_hand(s, rest, seat, short, rng)
+        satchels[seat] = hand
+        taken = set(hand)
+        rest = [c for c in rest if c not in taken]
+    aces = [c for c in rest if c in DECK.roomless]
+    if len(aces) > 1 and any(short[i] and satchels[i] is None for i in range(s.seats)):
+        aces = rng.shuffle(aces)
+    forced: list[list[str]] = [[] for _ in range(s.seats)]
+    for i in range(s.seats):
+        if satchels[i] is None and short[i]:
+            forced[i], aces = aces[:short[i]], aces[short[i]:]
+    placed = {c for hand in forced for c in hand}
+    deck = [c for c in rest if c not in placed]
+    if len(deck) > 1:
+        deck = rng.shuffle(deck)
+    for i in range(s.seats):
+        if satchels[i] is None:
+            free = counts[i] - len(forced[i])
+            satchels[i], deck = forced[i] + deck[:free], deck[free:]
+    caches = deck[:len(s.caches)]
+    return [list(hand or ()) for hand in satchels], caches, deck[len(s.caches):]
+
+
+def redeal(s: State, ctx: Context) -> list[Event]:
+    """A fork's new deal (GameSpec.redeal): every card some traveller may not see now dealt
+    again with ctx.rng, what a spectator sees unchanged."""
+    rng = ctx.rng
+
+    def shuffled(cards: list[str]) -> list[str]:
+        cards = sorted(cards)
+        return rng.shuffle(cards) if len(cards) > 1 else cards
+
+    # The Journey: every card but the top one while the Witness shows it to the travellers.
+    top = witnessed(s)
+    journey = ((top,) if top is not None else ()) + tuple(shuffled(list(s.journey[1 if top else 0:])))
+    # Diamonds and clubs: the Supply, and the satchels and caches when another traveller sits
+    # at the table (alone, a traveller sees their own).
+    joker = DECK.joker in s.supply
+    pool = [c for c in s.supply if c != DECK.joker]
+    if s.seats > 1:
+        pool += [c for t in s.travellers for c in t.satchel] + [c for _, _, c in s.caches]
+        satchels, caches, supply = _deal_private(s, sorted(pool), rng)
+    else:
+        satchels = [list(t.satchel) for t in s.travellers]
+        caches = [c for _, _, c in s.caches]
+        supply = shuffled(pool)
+    if joker:  # the Joker, set aside with the Supply on the way home, stays in it
+        supply.insert(rng.below(len(supply) + 1), DECK.joker)
+    # The face-down Ruins among themselves (their cards are known: the wrecks not defeated).
+    down = [i for i, ruin in enumerate(s.ruins) if not ruin[2]]
+    ruins = [ruin[1] for ruin in s.ruins]
+    for i, card in zip(down, shuffled([ruins[i] for i in down])):
+        ruins[i] = card
+    return [E.ForkDealt(journey=journey, supply=tuple(supply), satchels=tuple(tuple(h) for h in satchels),
+                        caches=tuple(caches), ruins=tuple(ruins))]
+
+
 # --- evolve -------------------------------------------------------------------------------
 
 
@@ -1083,6 +1192,19 @@ def _ev_return_ended(s: State, e: E.ReturnEnded) -> State:
     return _replace(s, step="", stage="", place=None)
 
 
+def _ev_fork_dealt(s: State, e: E.ForkDealt) -> State:
+    ts = s.travellers
+    if len(e.satchels) == len(ts):
+        ts = tuple(replace_traveller(t, satchel=tuple(h)) for t, h in zip(ts, e.satchels))
+    caches = s.caches
+    if len(e.caches) == len(caches):
+        caches = tuple((place, seat, card) for (place, seat, _), card in zip(caches, e.caches))
+    ruins = s.ruins
+    if len(e.ruins) == len(ruins):
+        ruins = tuple((place, card, up, stripped) for (place, _, up, stripped), card in zip(ruins, e.ruins))
+    return _replace(s, journey=tuple(e.journey), supply=tuple(e.supply), travellers=ts, caches=caches, ruins=ruins)
+
+
 def _ev_game_ended(s: State, e: E.GameEnded) -> State:
     return _replace(s, phase="over", step="", outcome="won" if e.won else "lost")
 
@@ -1103,7 +1225,7 @@ _EVOLVERS = {
     E.JokerStole: _ev_joker_stole, E.JokerShed: _ev_joker_shed, E.RuinStripBegun: _ev_strip_begun,
     E.TollsBegan: _ev_tolls, E.TollDemanded: _ev_toll_demanded, E.PurseCardPaid: _ev_purse_paid,
     E.RuinSalvaged: _ev_salvaged, E.TollPaid: _ev_toll_paid, E.TravellerStopped: _ev_stopped,
-    E.ReturnEnded: _ev_return_ended, E.GameEnded: _ev_game_ended,
+    E.ReturnEnded: _ev_return_ended, E.GameEnded: _ev_game_ended, E.ForkDealt: _ev_fork_dealt,
 }
 
 

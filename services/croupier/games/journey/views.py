@@ -217,6 +217,8 @@ def describe(e: Any) -> str:
         return f"{_who(e.seat)} cannot pay and stops at {e.place}."
     if isinstance(e, E.ReturnEnded):
         return "The Return Journey is over."
+    if isinstance(e, E.ForkDealt):
+        return "The fork's hidden cards are dealt again."
     if isinstance(e, E.GameEnded):
         return f"The journey is {'won' if e.won else 'lost'}: {e.reason}."
     return type(e).__name__

@@ -46,6 +46,7 @@ SPEC = GameSpec(
     to_act=rules.to_act,
     hidden=views.hidden,
     describe=views.describe,
+    redeal=rules.redeal,  # a fork deals the hidden cards again; `keeping` copies it to version 1
     bots={"heuristic": heuristic},
     summary="Two players build a map of Locations and fight with Characters, Items, Events and Traps; "
             "a Graveyard of 200 HP loses.",

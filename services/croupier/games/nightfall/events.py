@@ -301,10 +301,28 @@ class TrapSprung(Event):
     location: str
 
 
+# --- forks ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForkDealt(Event):
+    """A fork's new deal of one seat's hidden cards (rules.redeal): the seat's cards that
+    some seat may not see, dealt again from that seat's own pool with the fork's randomness.
+    Every size stays: the hand's, the deck's, each face-down Trap's."""
+
+    TYPE: ClassVar[str] = "ForkDealt"
+    seat: int
+    hand: tuple[str, ...]
+    deck: tuple[str, ...]  # top first
+    opening: str | None  # its face-down first Location (opening phase only)
+    traps: tuple[str, ...]  # the cards of its face-down Traps, Trap after Trap in play order
+    placing: tuple[str, ...]  # its pending placement's (Character, Location), or ()
+
+
 EVENTS = (
     DeckShuffled, HandRedrawn, HandsDealt, OpeningLocationChosen, OpeningLocationsRevealed, TurnStarted,
     TrapWindowOpened, TurnEnded, GameEnded, CardsDrawn, CardsDiscarded, GraveyardPenalty, PlacementPending,
     LocationPlayed, CharacterPlayed, CharacterMoved, Attacked, CharacterDamaged, CharacterHealed, CharacterDefeated,
     CharacterWithdrawn, ActionsChanged, CharacterWarded, AbilityUsed, ItemAttached, ItemUsed, ItemTransferred,
-    ItemDiscarded, EventPlayed, EventDiscarded, TrapSet, TrapSprung,
+    ItemDiscarded, EventPlayed, EventDiscarded, TrapSet, TrapSprung, ForkDealt,
 )

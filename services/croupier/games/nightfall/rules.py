@@ -911,6 +911,101 @@ _APPLY: dict[type, Callable[[_Out, Any, Context], None]] = {
 }
 
 
+# --- forks: the hidden cards dealt again ---------------------------------------------
+
+
+def _pick(rng: Any, items: list) -> Any:
+    """One of `items` (a fixed order) at random; no draw when there is no choice."""
+    return items[0] if len(items) == 1 else items[rng.below(len(items))]
+
+
+def _take(pool: list[str], cards: Any) -> None:
+    for card in cards:
+        pool.remove(card)
+
+
+def _is(card: str, category: str) -> bool:
+    return CATEGORY.get(design_of(card)) == category
+
+
+def _deal_seat(state: State, seat: int, rng: Any) -> E.ForkDealt:
+    """Seat `seat`'s hidden cards dealt again. Its pool is every card of its deck that some
+    seat may not see: its hand, its deck, its face-down first Location and the cards of its
+    face-down Traps (a seat's cards stay that seat's). The pool is sorted, so nothing of
+    where the origin had them survives; the slots the rules tie to a kind of card are filled
+    first, each from the pool's cards that may stand there, then the rest is shuffled into
+    the hand and the deck, at their sizes. Public: every count, the Traps' places, the
+    pending placement's kind (and a discovering Character), the map and the Characters."""
+    p = state.players[seat]
+    opening = state.opening[seat] if state.opening else None
+    trap_slots = [len(t.cards) for t in state.traps if t.owner == seat]
+    pool = sorted([*p.hand, *p.deck, *([opening] if opening is not None else []),
+                   *(c for t in state.traps if t.owner == seat for c in t.cards)])
+
+    # Each face-down Trap: N copies of one Trap design that needs N (as SetTrap lays them).
+    traps: list[str] = []
+    for need in trap_slots:
+        copies: dict[str, list[str]] = {}
+        for card in pool:
+            copies.setdefault(design_of(card), []).append(card)
+        fits = [c for c in pool if design_of(c) in TRAP_CARDS and TRAP_CARDS[design_of(c)].components == need
+                and len(copies[design_of(c)]) >= need]
+        design = design_of(_pick(rng, fits))  # each card a chance: as drawn from the shuffled pool
+        same = copies[design]
+        chosen = sorted(same if len(same) == need else rng.shuffle(same)[:need])
+        _take(pool, chosen)
+        traps.extend(chosen)
+
+    # The face-down first Location: a Location.
+    new_opening = None
+    if opening is not None:
+        new_opening = _pick(rng, [c for c in pool if _is(c, "location")])
+        pool.remove(new_opening)
+
+    # The pending placement, whose cards are still in the hand: a Location that is not in
+    # play and, for a new Character, a Character (from the hand, or a withdrawn one) that
+    # may enter on it (no duplicate in play, within the HP capacity with it).
+    placing: tuple[str, ...] = ()
+    held: list[str] = []  # hand cards the placement holds
+    if state.pending is not None and seat == state.active:
+        kind, character, _ = state.pending
+        r = _Reads(state)
+        locations = [c for c in pool if _is(c, "location") and design_of(c) not in r.place_designs()]
+        if kind == PENDING_DISCOVER:
+            pairs = [(character, loc) for loc in locations]
+        else:
+            entering = sorted([c for c in pool if _is(c, "character")] + [w for w, _ in p.withdrawn])
+            pairs = [(ch, loc) for ch in entering for loc in locations
+                     if design_of(ch) not in r.fighter_designs()
+                     and _printed_hp(ch) <= r.capacity_left() + LOCS[design_of(loc)].capacity
+                     and 1 + (ch in pool) <= len(p.hand)]
+        character, location = _pick(rng, pairs)
+        placing = (character, location)
+        held = [c for c in (character, location) if c in pool]
+        _take(pool, held)
+
+    # The rest: shuffled into the hand (beside the placement's cards) and the deck. In the
+    # opening phase a hand whose first Location is still to choose must hold a Location:
+    # shuffled again until it does, as the rules redraw a hand without one.
+    free = len(p.hand) - len(held)
+    must_hold_location = state.phase == OPENING and opening is None and any(_is(c, "location") for c in pool)
+    while True:
+        rest = rng.shuffle(pool)
+        if not must_hold_location or any(_is(c, "location") for c in rest[:free]):
+            break
+    hand = tuple(sorted(held + rest[:free]))
+    return E.ForkDealt(seat=seat, hand=hand, deck=tuple(rest[free:]), opening=new_opening, traps=tuple(traps),
+                       placing=placing)
+
+
+def redeal(state: State, ctx: Context) -> list[Event]:
+    """A fork's new deal (GameSpec.redeal): each seat's hidden cards dealt again from its
+    own pool (_deal_seat), seat 0's first. What a spectator sees stays as it was."""
+    if not state.players:
+        return []
+    return [_deal_seat(state, seat, ctx.rng) for seat in range(len(state.players))]
+
+
 # --- evolve ---------------------------------------------------------------------------
 
 
@@ -1169,6 +1264,25 @@ def _ev_trap_sprung(s: State, e: E.TrapSprung) -> State:
     return _to_discard(s, cards)
 
 
+def _ev_fork_dealt(s: State, e: E.ForkDealt) -> State:
+    if not (isinstance(e.seat, int) and 0 <= e.seat < len(s.players)):
+        return s  # no such seat: nothing to deal (evolve never raises)
+    s = _with_player(s, e.seat, hand=tuple(e.hand), deck=tuple(e.deck))
+    if s.opening and e.seat < len(s.opening) and s.opening[e.seat] is not None and e.opening is not None:
+        s = replace_state(s, opening=s.opening[:e.seat] + (e.opening,) + s.opening[e.seat + 1:])
+    cards, traps = tuple(e.traps), []
+    for t in s.traps:
+        if t.owner == e.seat and len(cards) >= len(t.cards):
+            laid, cards = cards[:len(t.cards)], cards[len(t.cards):]
+            design = design_of(laid[0]) if laid and isinstance(laid[0], str) else t.design
+            t = Trap(owner=t.owner, design=design, cards=laid, location=t.location)
+        traps.append(t)
+    s = replace_state(s, traps=tuple(traps))
+    if s.pending is not None and s.active == e.seat and len(e.placing) == 2:
+        s = replace_state(s, pending=(s.pending[0], e.placing[0], e.placing[1]))
+    return s
+
+
 _EVOLVE: dict[type, Callable[[State, Any], State]] = {
     E.DeckShuffled: _ev_deck_shuffled,
     E.HandRedrawn: _ev_hand_redrawn,
@@ -1202,6 +1316,7 @@ _EVOLVE: dict[type, Callable[[State, Any], State]] = {
     E.EventDiscarded: _ev_event_discarded,
     E.TrapSet: _ev_trap_set,
     E.TrapSprung: _ev_trap_sprung,
+    E.ForkDealt: _ev_fork_dealt,
 }
 
 

@@ -187,6 +187,9 @@ def describe(event: Event) -> str:
             return f"{_name(e.card)} left {_name(e.character)} ({e.reason})."
         case E.TrapSet():
             return f"Seat {e.seat} laid a Trap face down on {_name(e.location)}."
+        case E.ForkDealt():
+            return (f"The fork dealt seat {e.seat}'s hidden cards again: its hand, its deck and its face-down cards, "
+                    "each as many as before.")
         case E.TrapSprung():
             return f"Seat {e.seat}'s {CONTENT.name(e.trap)} sprang on {_name(e.location)}."
     return event.TYPE

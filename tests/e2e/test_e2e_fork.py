@@ -1,9 +1,10 @@
 """Forks are playable: an operator forks a game at a step over HTTP, gets a seat token for
 each of the fork's seats (a fork's seats are filled from its origin's players, and nobody
 joined them), and the fork is played to its end by bots holding those tokens. A table that
-players joined never gives an operator its seats, and a fork (which starts from its origin's
-hands) shows nobody but its seats while its origin is still played: its record stays closed
-to other seats, and spectators, listings and spectator replays do not see it."""
+players joined never gives an operator its seats. A fork starts from its origin's public
+position with the hidden cards dealt again (so the origin's record gives none of them away),
+and it shows nobody but its seats while its origin is still played: its record stays closed to
+other seats, and spectators, listings and spectator replays do not see it."""
 
 from __future__ import annotations
 
@@ -53,6 +54,14 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
                                     headers=OP)
             fork = forked.json()["game_id"]
             full = (await http.get(f"/v1/operator/games/{fork}", headers=OP)).json()
+            # keep_cards: another fork, with the origin's hidden cards as they lay.
+            out["bad_keep"] = await http.post(f"/v1/operator/games/{origin}/fork", headers=OP,
+                                              json={"at": at, "keep_cards": "yes"})
+            out["kept"] = await http.post(f"/v1/operator/games/{origin}/fork", headers=OP,
+                                          json={"at": at, "command_id": "f1", "keep_cards": True})
+            kept_id = out["kept"].json()["game_id"]
+            out["kept_views"] = (await http.get(f"/v1/operator/games/{kept_id}", headers=OP)).json()["views"]
+            await http.post(f"/v1/operator/games/{kept_id}/force-end", json={"reason": "e2e"}, headers=OP)
             # While its origin is played, the fork shows nobody but its seats and operators: the
             # cards laid in it come from the origin's hands (and its clock may lay them alone).
             out["spectator_view"] = await http.get(f"/v1/tables/{fork}/view")
@@ -100,10 +109,23 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
     assert body["origin"] == {"game_id": full["table"]["origin"]["game_id"], "seq": at} and body["seats"] == 2
     # A retry of the fork (same command_id) names the same table.
     assert again.status_code == 201 and again.json()["game_id"] == body["game_id"]
-    # The fork starts where the origin was at that step: the same game, every seat's view of it.
+    # The fork starts where the origin was at that step: what a spectator sees is the same;
+    # the hands are dealt again from the cards nobody sees (the same number to each seat).
     assert full["table"]["origin"]["seq"] == at and full["table"]["status"] == "running"
+    assert full["views"]["spectator"]["game"] == origin_views["spectator"]["game"]
+    assert forked.json()["keep_cards"] is False
+    hands = {s: full["views"][s]["game"]["players"][int(s)]["hand"] for s in ("0", "1")}
+    assert {s: len(h) for s, h in hands.items()} == {
+        s: len(origin_views[s]["game"]["players"][int(s)]["hand"]) for s in ("0", "1")}
+    assert hands != {s: origin_views[s]["game"]["players"][int(s)]["hand"] for s in ("0", "1")}
+    # A fork asked to keep the cards is another table, where every seat sees what it saw.
+    bad = out["bad_keep"]
+    assert (bad.status_code, bad.json()["error"]["field"]) == (400, "keep_cards"), bad.text
+    kept = out["kept"]
+    assert kept.status_code == 201 and kept.json()["keep_cards"] is True, kept.text
+    assert kept.json()["game_id"] != body["game_id"]
     for viewer in ("spectator", "0", "1"):
-        assert full["views"][viewer]["game"] == origin_views[viewer]["game"], viewer
+        assert out["kept_views"][viewer]["game"] == origin_views[viewer]["game"], viewer
     assert (out["no_such_seat"].status_code, out["no_such_seat"].json()["error"]["code"]) == (400, "no_such_seat")
     assert [r.status_code for r in issued] == [200, 200]
     assert out["replaced"] == 401
@@ -125,7 +147,7 @@ def test_an_operator_forks_a_game_and_plays_the_fork_to_its_end(stack_services):
     assert out["fork"] in out["listed_over"]
     opened = replays["open"]
     assert opened.status_code == 200, opened.text
-    assert opened.json()["view"]["game"]["players"][1]["hand"] == origin_views["1"]["game"]["players"][1]["hand"]
+    assert opened.json()["view"]["game"]["players"][1]["hand"] == hands["1"]  # the fork's own deal
 
 
 def test_the_fork_routes_need_the_operator_token(stack_services):

@@ -108,9 +108,25 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, redis, prefi
         assert r.returncode == 0, r.stdout + r.stderr
         again = json.loads(r.stdout)
         assert (again["game_id"], again["version"], again["duplicate"]) == (made["game_id"], made["version"], True)
+        # --keep-cards: another table, with the origin's hidden cards as they lay (the default
+        # deals them again with the fork's own seed).
+        r = croupier(env, "fork", gid, "--at", str(at), "--rules", addr, "--command-id", "op-fork-1", "--keep-cards")
+        assert r.returncode == 0, r.stderr
+        kept = json.loads(r.stdout)
+        assert kept["keep_cards"] is True and made["keep_cards"] is False and kept["game_id"] != made["game_id"]
+        origin_at = []
+        for seat in (0, 1):
+            r = croupier(env, "replay", gid, "--to", str(at), "--as", str(seat), "--json")
+            assert r.returncode == 0, r.stderr
+            origin_at.append(json.loads(r.stdout)["view"]["game"])
+
+        async def seat_views(client, game_id):
+            return [json.loads((await client.call("GetState", rules_pb2.GetStateRequest(
+                game_type=GAME, game_id=game_id, seat=seat))).view_json)["game"] for seat in (0, 1)]
 
         async def go_on():
             client = RulesClient(addr)
+            hands = {g: await seat_views(client, g) for g in (fork_id, kept["game_id"])}
             state = await client.call("GetState", rules_pb2.GetStateRequest(game_type=GAME, game_id=fork_id))
             view = json.loads(state.view_json)
             seat = view["to_act"][0]
@@ -119,11 +135,14 @@ def test_export_audit_replay_and_fork_a_real_game(kafka, redis_url, redis, prefi
             res = await client.call("HandleCommand", rules_pb2.HandleCommandRequest(
                 game_type=GAME, game_id=fork_id, seat=seat, command_id="after-fork", action_json=legal.actions_json[0]))
             await client.close()
-            return view, res
+            return view, res, hands
 
-        view, res = asyncio.run(go_on())
+        view, res, hands = asyncio.run(go_on())
         assert view["origin"]["game_id"] == gid and view["origin"]["seq"] == at
-        assert res.result.version == 3 + (res.result.last_seq - res.result.first_seq)
+        assert res.result.version == view["version"] + 1 + (res.result.last_seq - res.result.first_seq)
+        # Each seat of the kept fork sees what it saw in the origin at that step; the fork
+        # dealt again holds other cards.
+        assert hands[kept["game_id"]] == origin_at and hands[fork_id] != origin_at
         r = croupier(env, "audit", fork_id)
         assert r.returncode == 0, r.stdout + r.stderr
     finally:

@@ -12,9 +12,11 @@ WebSocket's error frames (token_too_late, unexpected_message), and forks of ever
   hidden from the seat that sent the move but the ones that move itself named; a
   version_conflict carries the game's version and no more; the same on HTTP, gRPC and Play;
 - a WebSocket's refusal frame carries only the error (a seat's and a spectator's stream);
-- a fork made by an operator from a running game shows each of its seats nothing its origin
-  hid from that seat at the fork point (view, actions, gRPC GetView, the WebSocket's first
-  message), and a spectator nothing at all (HTTP, gRPC, WebSocket, replay, listing).
+- a fork made by an operator from a running game shows each of its seats nothing the fork
+  hides from that seat (view, actions, gRPC GetView, the WebSocket's first message), and a
+  spectator nothing at all (HTTP, gRPC, WebSocket, replay, listing) while its origin runs;
+- a fork deals the cards hidden at its step again, from the public position and its own seed
+  alone, so the origin's record, open to all once it ends, tells nothing of a fork still played.
 """
 
 from __future__ import annotations
@@ -275,13 +277,15 @@ def test_a_fork_of_a_running_game_shows_its_seats_only_what_they_saw_and_spectat
                         headers=OP, timeout=60)
     assert forked.status_code in (200, 201), forked.text
     fork = forked.json()["game_id"]
+    fork_states = states_by_version(s.kafka, s.prefix, game_type, fork)
+    fork_game = fork_states[max(fork_states)].game
     fork_tokens = []
     for seat in range(origin.seats):
         r = httpx.post(f"{s.http_url}/v1/operator/games/{fork}/seats/{seat}/token", headers=OP, timeout=30)
         assert r.status_code in (200, 201), r.text
         fork_tokens.append(r.json()["token"])
     for seat, token in enumerate(fork_tokens):
-        hidden = spec.hidden(origin.game, seat)
+        hidden = spec.hidden(fork_game, seat)
         view = httpx.get(f"{s.http_url}/v1/tables/{fork}/view", headers=bearer(token), timeout=30)
         assert view.status_code == 200, view.text
         assert view.json()["view"]["origin"]["game_id"] == gid
@@ -294,7 +298,7 @@ def test_a_fork_of_a_running_game_shows_its_seats_only_what_they_saw_and_spectat
         for what, payload in (("view", view.json()), ("actions", actions), ("gRPC view", grpc_view[1]),
                               ("stream", frames[0]), ("Play", first)):
             found = leaks(payload, hidden)
-            assert not found, f"the fork's {what} shows seat {seat} its origin's hidden {sorted(found)[:5]}"
+            assert not found, f"the fork's {what} shows seat {seat} its hidden {sorted(found)[:5]}"
     # A spectator: nothing of it while the origin runs.
     r = httpx.get(f"{s.http_url}/v1/tables/{fork}/view", timeout=30)
     assert r.status_code == 403 and r.json()["error"]["code"] == "fork_of_running_game", r.text
@@ -309,7 +313,7 @@ def test_a_fork_of_a_running_game_shows_its_seats_only_what_they_saw_and_spectat
     assert fork not in {t["game_id"] for t in listed}
     facts = httpx.get(f"{s.http_url}/v1/tables/{fork}", timeout=30).json()
     assert facts.get("result") is None and "view" not in facts
-    assert not leaks(facts, spec.hidden(origin.game, None))
+    assert not leaks(facts, spec.hidden(fork_game, None) | spec.hidden(origin.game, None))
 
 
 def _grpc_first_update(stack, gid: str, token: str | None, method: str):
@@ -399,75 +403,60 @@ def test_seat_tokens_reach_no_log(stack_services, tmp_path):
         assert signature not in text and body not in text, "a seat token is in the gateway's log"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known leak, not fixed: an ended origin's record (its replay as any seat, and its seed, from which its "
-    "decks follow) gives away a fork of it still played; closing it needs a fork that deals its hidden "
-    "cards again with its own randomness (a new rules version of every game). docs/gateway.md, Forks. "
-    "strict: this fails the run once the leak is closed, so the mark is taken off then"))
 @pytest.mark.parametrize("game_type", registry.GAME_IDS)
-def test_a_fork_still_played_keeps_its_seats_hands_when_its_origin_ends(stack_services, game_type):
-    """LEAK (gateway/croupier_gateway/replay_routes.py, not fixed in this review). A fork
-    starts from its origin's hands and decks. Once the origin is over, anybody replays it as
-    any seat: the origin's seat 1 at the fork point is the fork's seat 1 then, so a fork still
-    being played shows its seat 1's hand to its seat 0 and to anyone. The gateway guards only
-    the other direction (a fork shows nothing while its origin runs). Fix (gateway): refuse
-    a replay of a game as a seat other than the caller's own while a fork of it is still
-    played (the projector could list a game's forks beside its meta).
+def test_a_fork_still_played_keeps_its_hidden_cards_when_its_origin_ends(stack_services, game_type):
+    """A fork used to start from its origin's hands and decks, so once the origin was over
+    (its replay as any seat open to anybody, its seed revealed, from which its shuffles follow)
+    every hidden card of a fork still played was given away. A fork now deals the cards hidden
+    at its step again with its own seed (GameSpec.redeal, ForkTable.deal). Through the stack:
+    the origin ends and its record opens, while the fork plays on; the fork's game, read from
+    its log, is the deal of the origin's public position by the fork's own draws, and the
+    origin with its hidden cards laid out any other way is dealt into the very same game. So
+    nothing the origin's record shows of where its hidden cards were tells anything of the
+    fork's: they are a function of what everybody saw and of the fork's seed, which stays
+    secret until the fork ends."""
+    from croupier.engine.contract import Context
+    from croupier.engine.rng import FairRng
+    from croupier.engine.table import DEAL_AGAIN, DEAL_KEPT
+    from e2e_helpers import read_game_log
 
-    What no gateway rule can keep (by construction, and left out here): what the origin
-    showed everyone after the fork point, its plays, which are cards of the fork's hands and
-    deck (the cards the origin drew after the fork point are the fork's next draws, in order),
-    and its seed, revealed at its end, from which its shuffles follow. Only a fork that
-    shuffles its decks again with its own seed would keep its draws (a rules change: a new
-    rules version of each game)."""
     s = stack_services
     spec = registry.get(game_type)
+    host = TableHost(spec)
     gid, tokens, states = seated_running(s, game_type)
     at = max(states)
     forked = httpx.post(f"{s.http_url}/v1/operator/games/{gid}/fork", json={"at": at, "command_id": uuid.uuid4().hex},
                         headers=OP, timeout=60)
     assert forked.status_code in (200, 201), forked.text
     fork = forked.json()["game_id"]
-    # The origin plays on a little: the cards it draws after the fork point are the fork's
-    # deck, in its order.
-    rng = random.Random(f"origin-on/{game_type}")
-    for _ in range(4):
-        view = httpx.get(f"{s.http_url}/v1/tables/{gid}/view", timeout=30).json()
-        acting = view["view"]["to_act"]
-        if not acting:
-            break
-        seat = rng.choice(acting)
-        actions = httpx.get(f"{s.http_url}/v1/tables/{gid}/actions", headers=bearer(tokens[seat]), timeout=30).json()
-        if actions["actions"] and actions["version"] == view["version"]:
-            httpx.post(f"{s.http_url}/v1/tables/{gid}/commands", headers=bearer(tokens[seat]), timeout=30,
-                       json={"command_id": uuid.uuid4().hex, "action": rng.choice(actions["actions"]),
-                             "expected_version": view["version"]})
     ended = httpx.post(f"{s.http_url}/v1/operator/games/{gid}/force-end", headers=OP, timeout=60,
                        json={"reason": "leak review: the origin ends, its fork plays on"})
     assert ended.status_code == 200, ended.text
     assert httpx.get(f"{s.http_url}/v1/tables/{gid}", timeout=30).json()["status"] == "over"
-    fork_state = states_by_version(s.kafka, s.prefix, game_type, fork)
-    fork_now = fork_state[max(fork_state)]
-    assert fork_now.status == RUNNING
-    public = {}  # what the origin showed everyone (its spectators saw its plays: inherent, see above)
-    for to in (at, None):
-        r = httpx.get(f"{s.http_url}/v1/tables/{gid}/replay", params={"as": "spectator"} | ({"to": at} if to else {}),
-                      timeout=60)
-        assert r.status_code == 200, r.text
-        public[to] = r.json()["view"]
-    for seat in range(fork_now.seats):
-        hidden = spec.hidden(fork_now.game, seat)  # what the fork's seat may not see now
-        for other in range(fork_now.seats):
-            if other == seat:
-                continue
-            for to in (at, None):  # at the fork point, and at the origin's end
-                params = {"as": str(other)} | ({"to": at} if to else {})
-                r = httpx.get(f"{s.http_url}/v1/tables/{gid}/replay", params=params, timeout=60)
-                if r.status_code != 200:
-                    continue  # refused: nothing shown
-                found = leaks(r.json()["view"], hidden) - leaks(public[to], hidden)
-                assert not found, (f"the ended origin's replay as seat {other} to {to or 'its end'} shows the running "
-                                   f"fork's seat {seat} its hidden {sorted(found)[:5]}")
+    # The origin's record is open: its replay as another seat, its seed.
+    r = httpx.get(f"{s.http_url}/v1/tables/{gid}/replay", params={"as": "1", "to": at}, timeout=60)
+    assert r.status_code == 200, r.text
+    origin_log = [e for e in read_game_log(s.kafka, s.prefix, game_type, gid) if e.seq <= at]
+    fork_log = read_game_log(s.kafka, s.prefix, game_type, fork)
+    fork_now = host.fold(fork_log)
+    assert fork_now.status == RUNNING  # the fork plays on
+    first = fork_log[0]
+    assert first.cause["command"]["deal"] == DEAL_AGAIN and first.cause["draws"], "the fork did not deal again"
+    dealt = host.fold(fork_log[:first.cause["events"]])
+    kept = host.fold(host.fork("kept", origin_log, "ab" * 32, now=first.time, deal=DEAL_KEPT))
+    assert spec.view(dealt.game, None) == spec.view(kept.game, None)  # the same public position
+    assert dealt.game != kept.game, "the fork kept its origin's hidden cards"
+
+    def deal(game):
+        ctx = Context(rng=FairRng(fork_now.seed, dealt.entropy, 0), now=first.time)
+        for event in spec.redeal(game, ctx):
+            game = spec.evolve(game, event)
+        return game
+
+    assert deal(kept.game) == dealt.game  # the fork's deal: its own draws over the public position
+    for other_seed in ("cd" * 32, "ef" * 32):
+        laid_otherwise = host.fold(host.fork("other", origin_log, other_seed, now=first.time)).game
+        assert deal(laid_otherwise) == dealt.game, "the fork's deal depends on where the origin had its cards"
 
 
 @pytest.mark.parametrize("game_type", registry.GAME_IDS)

@@ -1195,6 +1195,9 @@ def print_report(report: Mapping[str, Any], out=None) -> None:
                 else f"after {report['elapsed_s']:g} s of the run")
         line(f"  INTERRUPTED by {report['interrupted']} {when}: the figures are what it measured until then (rates "
              "over that time); no check")
+    if report.get("signal_after_run"):
+        line(f"  {report['signal_after_run']} came after the run, while its tables were force-ended: the figures are "
+             "whole; the exit code says the signal came")
     served = ""
     if report["offered_moves_per_s"]:
         served = f" of {report['offered_moves_per_s']:,.1f} offered ({report['served_ratio'] * 100:.1f} %)"
@@ -1435,3 +1438,7 @@ async def after(cfg: Config, report: dict[str, Any], samples: Sequence[Sequence[
         ended, failed = await force_end(cfg, unfinished)
         report["tables"]["force_ended"] = ended
         report["tables"]["force_end_failed"] = failed
+    if interrupt.name and not report.get("interrupted"):
+        # A signal after the measured run and its check (while the tables were force-ended): the
+        # figures are whole, and the exit code (130/143/129) says the signal came; so does this.
+        report["signal_after_run"] = interrupt.name

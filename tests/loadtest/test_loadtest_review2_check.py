@@ -76,3 +76,26 @@ def test_the_games_kept_for_the_check_are_the_last_finished(monkeypatch):
     assert sum(final["finished"].values()) == len(finished)
     assert len(finished) > 2, "the test needs more finished games than it keeps"
     assert [s[0] for s in final["samples"]] == finished[-2:]
+
+
+def test_a_signal_while_the_tables_are_force_ended_is_named_in_the_report(monkeypatch):
+    """Ctrl-C while the load test force-ended its tables, after a whole run: it exited 130 and
+    its --json said nothing of a signal (`interrupted` null, as the figures are whole), so a
+    script reading the report could not tell why the exit code said SIGINT. The report names it
+    now (`signal_after_run`), and the figures stay those of the whole run."""
+    interrupt = loadtest.Interrupt()
+
+    async def force_end(cfg, unfinished):
+        interrupt.name = "SIGINT"  # Ctrl-C midway through the force-ends
+        return len(unfinished), 0
+
+    monkeypatch.setattr(loadtest, "force_end", force_end)
+    cfg = Config(games=("journey",), tables=2, duration_s=1.0, operator_token="t", check=0, progress=False)
+    report = {"tables": {"force_ended": 0, "force_end_failed": 0}, "interrupted": None}
+    asyncio.run(loadtest.after(cfg, report, [], [["journey-0123456789abcdef", "journey"]], interrupt))
+    assert report["signal_after_run"] == "SIGINT" and report["interrupted"] is None
+    assert report["tables"]["force_ended"] == 1
+    # A run the signal cut short says so in `interrupted` alone.
+    cut = {"tables": {"force_ended": 0, "force_end_failed": 0}, "interrupted": "SIGTERM"}
+    asyncio.run(loadtest.after(cfg, cut, [], [["journey-0123456789abcdef", "journey"]], interrupt))
+    assert "signal_after_run" not in cut

@@ -251,3 +251,27 @@ def test_the_projector_benchmark_removes_its_topic_when_the_fill_fails(monkeypat
         projector.main(["--events", "10", "--no-write"])
     (topic,) = created
     assert topic.startswith("benchp") and any(topic in topics for topics in deleted), (created, deleted)
+
+
+def test_the_load_test_benchmark_judges_its_targets_from_the_results_it_writes():
+    """bench/loadtest.py read `check_passed` from the load test's raw report, which has it as
+    `check.passed`: a whole run (about ten minutes) ended in a KeyError and wrote no results.
+    meets_targets reads the summaries it writes, built here by its own summary()."""
+    bench = bench_module("loadtest")
+
+    def report(served, p99, passed, finished):
+        lat = {"p50_ms": 50.0, "p95_ms": 90.0, "p99_ms": p99, "max_ms": 300.0}
+        return {"throughput_per_s": 500.0, "moves_per_s": 495.0 * served, "offered_moves_per_s": 500.0,
+                "served_ratio": served, "latency": lat, "errors": 0, "errors_by_kind": {},
+                "games_finished": finished, "check": {"passed": passed}, "exit_code": 0, "cpu": {}}
+
+    every = dict.fromkeys(("expeditions", "virtues", "journey", "delve", "nightfall"), 3)
+    results = {"think": bench.summary(report(0.995, 120.0, True, every)),
+               "peak": bench.summary(report(1.0, 400.0, True, every)),
+               "ratios": {"peak_over_echo": 0.6}, "idle_memory": {"journey": {"bytes_per_idle_table": 12_000}}}
+    assert all(bench.meets_targets(results).values())
+    results["think"] = bench.summary(report(0.82, 448.0, None, {**every, "delve": 0}))
+    results["ratios"]["peak_over_echo"] = 0.1
+    assert bench.meets_targets(results) == {
+        "served_ratio": False, "p99_ms": False, "errors": True, "games_finished_every_type": False,
+        "check_passed": False, "peak_over_echo": False, "bytes_per_idle_table": True}

@@ -25,6 +25,7 @@ from croupier.engine.contract import Context, Tick
 from croupier.engine.local import LocalTable
 from croupier.engine.rng import FairRng
 from croupier.engine.table import DEAL_AGAIN, DEAL_KEPT, OVER, RUNNING, TableHost
+from croupier.engine.testing import random_steps
 
 GAMES = sorted(registry.GAME_IDS)
 SEED_A, SEED_B = "a1" * 32, "b2" * 32
@@ -40,20 +41,10 @@ def fork_points(spec, rnd: random.Random, tables: int = 2, every: int = 11, cap:
         seats = min(spec.max_seats, max(2, spec.min_seats) + g)
         table = LocalTable(spec, f"origin-{g}", seats, None, f"{g + 3:02x}" * 32)
         table.join_all()
-        now = steps = 0
-        while table.state.status == RUNNING and steps < cap:
-            steps, now = steps + 1, now + 1000
-            st = table.state
-            due, to_act = table.host.deadline(st), spec.to_act(st.game)
-            if due is not None and (now >= due or not to_act):
-                now = max(now, due)
-                table.handle(Tick(now=now), now=now)
-                continue
-            if steps % every == 0:
+        for step, (_, now) in enumerate(random_steps(table, rnd, cap), 1):
+            if step % every == 0:
                 found += 1
                 yield list(table.envelopes), now
-            seat = rnd.choice(list(to_act))
-            table.handle(rnd.choice(spec.legal_actions(st.game, seat)), now=now)
 
 
 def play_out(host: TableHost, envelopes: list, now: int, rnd: random.Random, cap: int = 3000) -> list:

@@ -15,9 +15,10 @@ import random
 import pytest
 
 from croupier.engine import registry
-from croupier.engine.contract import Context, Rejection, Tick
+from croupier.engine.contract import Context, Rejection
 from croupier.engine.local import LocalTable
 from croupier.engine.rng import FairRng
+from croupier.engine.testing import random_steps
 
 GAMES = sorted(registry.GAME_IDS)
 
@@ -119,21 +120,11 @@ def test_no_seat_can_tell_two_hidden_cards_apart(game_id):
         table = LocalTable(spec, f"swap-{g}", seats, None, f"{g:02x}" * 32)
         table.join_all()
         known: dict = {}
-        now = steps = 0
-        while table.state.status == "running" and steps < 1500:
-            steps, now = steps + 1, now + 1000
-            st = table.state
-            due, to_act = table.host.deadline(st), spec.to_act(st.game)
-            if due is not None and (now >= due or not to_act):
-                now = max(now, due)
-                table.handle(Tick(now=now), now=now)
-                continue
+        for steps, (st, now) in enumerate(random_steps(table, rnd, 1500), 1):
             for s in range(seats):
                 for c in spec.legal_actions(st.game, s):
                     known.setdefault((type(c), c.sort_key()[1:]), c)
             if steps % 9 == 0:
                 found += probe(spec, game_id, st.game, seats, dict(list(known.items())[-60:]),
                                (st.seed, st.entropy, st.rng_counter), now, rnd)
-            seat = rnd.choice(list(to_act))
-            table.handle(rnd.choice(spec.legal_actions(st.game, seat)), now=now)
     assert not found, found[:5]

@@ -9,7 +9,7 @@ with a scripted RNG (outcomes listed in order) or a seeded fair one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from croupier.engine.contract import Command, Context, Event, GameSpec, Rejection
@@ -103,3 +103,24 @@ def scenario(spec: GameSpec, seats: int, options: Mapping[str, Any] | None = Non
 
 def fair_rng(seed: str = "00" * 32, entropy: str = "") -> FairRng:
     return FairRng(seed, entropy, 0)
+
+
+def random_steps(table: Any, rnd: Any, cap: int) -> Iterator[tuple[Any, int]]:
+    """Plays a LocalTable (joined) by random seats' random legal actions, a second apart, the
+    game's timers (the table's deadline) fired by a Tick once due or when no seat may act;
+    yields (state, time) before each seat's move, until the game is over or `cap` steps."""
+    from croupier.engine.contract import Tick
+
+    spec = table.host.spec
+    now = steps = 0
+    while table.state.status == "running" and steps < cap:
+        steps, now = steps + 1, now + 1000
+        st = table.state
+        due, to_act = table.host.deadline(st), spec.to_act(st.game)
+        if due is not None and (now >= due or not to_act):
+            now = max(now, due)
+            table.handle(Tick(now=now), now=now)
+            continue
+        yield st, now
+        seat = rnd.choice(list(to_act))
+        table.handle(rnd.choice(spec.legal_actions(st.game, seat)), now=now)

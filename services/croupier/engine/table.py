@@ -149,8 +149,9 @@ class TableEnded(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class ForkTable(Command):
-    """Start a new table from step `at_seq` of another game: the same position, played on by
-    other hands ("what if"). The origin's envelopes up to that step travel in the command."""
+    """Start a new table from step `at_seq` of another game: the same position, its hidden
+    cards dealt again or, with `deal` DEAL_KEPT, as they lay ("what if", or resuming an
+    interrupted game). The origin's envelopes up to that step travel in the command."""
 
     TYPE: ClassVar[str] = "ForkTable"
     origin_events: tuple

@@ -547,7 +547,6 @@ def main(argv=None) -> int:
     return 0
 
 
-
 def meets_targets(results: dict) -> dict[str, bool]:
     """Each target, met or not, from the results as written (their `think`, `peak`, `ratios`
     and `idle_memory`)."""
@@ -563,6 +562,7 @@ def meets_targets(results: dict) -> dict[str, bool]:
         "peak_over_echo": (results["ratios"]["peak_over_echo"] or 0) >= TARGETS["peak_over_echo"],
         "bytes_per_idle_table": worst < TARGETS["bytes_per_idle_table"],
     }
+
 
 def _cleanup(stack, prefix: str, games: list[str]) -> None:
     cleanup_prefix(stack.kafka_bootstrap, stack.redis_url, prefix, games)

@@ -525,7 +525,10 @@ def main(argv=None) -> int:
                          "--quiet")
         peak = loadtest(launcher, stack, "peak", "--game", "all", "--tables", str(args.peak_tables), "--think-ms", "0",
                         "--duration", f"{args.peak_duration:g}", "--workers", str(args.workers), "--quiet")
-        results["think"] = {"flags": {"tables": args.tables, "think_ms": args.think_ms, "duration_s": args.duration},
+        results["think"] = {"flags": {"tables": args.tables, "think_ms": args.think_ms, "duration_s": args.duration,
+                                      # where a think counts from: the table's last move (offered:
+                                      # tables / think), or the view (runs before 2026-12-03 22:30)
+                                      "think_from": (think.get("config") or {}).get("think_from", "view")},
                             **summary(think)}
         results["peak"] = {"flags": {"tables": args.peak_tables, "think_ms": 0, "duration_s": args.peak_duration},
                            **summary(peak)}

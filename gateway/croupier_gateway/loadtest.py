@@ -48,7 +48,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,6 +163,11 @@ class Config:
     seed: int = 0
     progress: bool = True
     stagger: bool = False
+    # Where a bot's think time counts from (--think-from): the table's previous move ("move": a
+    # table makes one move per think time, as the offered load says, whatever the views' lag),
+    # or the view the bot acts on ("view": every lag adds to the pause, and the load offered
+    # falls as the stack slows).
+    think_from: str = "move"
 
     def seats_for(self, game: str) -> int:
         spec = registry.get(game)
@@ -177,7 +182,7 @@ class Config:
                 "ramp_s": self.ramp_s, "protocol": self.protocol, "bot": self.bot, "think_ms": self.think_ms,
                 "workers": self.workers, "target": self.target, "seats": self.seats, "check": self.check,
                 "seed": self.seed,  # the bots' and think times' (--seed): what a run again needs
-                "stagger": self.stagger, "http_target": self.http_target,
+                "stagger": self.stagger, "think_from": self.think_from, "http_target": self.http_target,
                 # Whether a token was given (never the token) and --keep-tables: what became of
                 # the tables the time cut short.
                 "operator": bool(self.operator_token), "keep_tables": not self.cleanup}
@@ -252,6 +257,12 @@ class TimedClient:
         self.table: str | None = None  # the last table this client created
         self.first_try: dict[str, float] = {}  # a move's command id -> when its first try was sent
         self.clock = time.perf_counter
+        # time.monotonic() when the table's last accepted move was first sent (or when the
+        # table was seated), and the moves sent and not yet answered: where a think time counts
+        # from with --think-from move (`since`).
+        self.last_move: float | None = None
+        self.in_flight: dict[str, float] = {}
+        self.due: tuple[float, float] | None = None  # (since, when): the table's next move, once drawn
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
@@ -330,6 +341,16 @@ class TimedClient:
             raise
         return self._opened(game_type, created)
 
+    def since(self) -> float | None:
+        """Where the table's next think time counts from: its last move, the latest of those
+        accepted and those still unanswered. A view a move brought can come before that
+        move's answer (the projector's path is not the rules service's): counted from the
+        last accepted move alone, the next seat would start its think before the move that
+        gave it the turn, and the table would make more moves than offered."""
+        if not self.in_flight:
+            return self.last_move
+        return max(self.last_move or 0.0, *self.in_flight.values())
+
     def _opened(self, game_type: str, created: dict) -> dict:
         self.tally.opened += 1
         self.table = created["game_id"]
@@ -347,17 +368,21 @@ class TimedClient:
         # play_seat backs off and retries a 429 or a 503 itself, with the same command id: the
         # move is timed from that id's first try.
         t0 = self.first_try.setdefault(command_id, self.clock())
+        sent = self.in_flight.setdefault(command_id, time.monotonic())  # the first try's, on the pacing clock
         again = False
         try:
-            return await self._timed(str(action.get("type") or "move"), lambda: self.client.submit(
+            result = await self._timed(str(action.get("type") or "move"), lambda: self.client.submit(
                 game_id, token, command_id, action, expected_version=expected_version, wait=wait),
                 retry_throttled=False, t0=t0)
+            self.last_move = max(self.last_move or sent, sent)
+            return result
         except GatewayError as exc:
             again = exc.status in self.RETRIED
             raise
         finally:
             if not again:
                 self.first_try.pop(command_id, None)
+                self.in_flight.pop(command_id, None)
 
 
 @dataclass
@@ -428,10 +453,10 @@ class Worker:
                      seed=self.cfg.seed, index=i, report=report, verify=False)
         return report.commands / games
 
-    def warm_pace(self, target: int):
+    def warm_pace(self, target: int, think: Callable[[], float]):
         """The pause before each move of a staggered table: none for its first `target` moves,
-        then (once the table is marked warm) it waits for the measured start, then think
-        times. Returns the pace function and the `mark` that says the table is warm."""
+        then (once the table is marked warm) it waits for the measured start, then `think()`.
+        Returns the pace function and the `mark` that says the table is warm."""
         moves = 0
         done = False
 
@@ -451,9 +476,39 @@ class Worker:
                 return 0.0
             mark()
             await self.measured.wait()
-            return self.think()
+            return think()
 
         return pace, mark
+
+    def pause(self, timed: TimedClient) -> float:
+        """The pause before a move of the table `timed` plays: with --think-from move, a think
+        time counted from the table's last move (or its seating), so the time its view took
+        to come is taken off the pause and the table makes one move per think time, as
+        offered; nothing when that time is already past (a slow stack then serves less than
+        offered). With --think-from view, a think time from the view itself."""
+        since = timed.since()
+        if not self.cfg.think_ms or self.cfg.think_from != "move" or since is None:
+            return self.think()
+        if timed.due is not None and timed.due[0] == since:
+            # Another seat of the table may move from the same last move (both can act): the
+            # table's think is one draw, and the seats race to it (one is refused, a conflict,
+            # and thinks again from the winner's move). A draw each, the first of two thinks
+            # would win: tables whose seats can act at once would move faster than offered.
+            return max(0.0, timed.due[1] - time.monotonic())
+        if since < self.start:
+            # The table's first move of the measured run, after a warm-up at full speed (or
+            # one made before the start): as far into its think time as a table in a steady
+            # stream of moves would be at a random moment, so that the tables make their moves
+            # at the offered rate from the first second (from the start, each would wait a
+            # whole think time: half a move per table lost from the measured run). A random
+            # moment falls in a long think more often: its think is drawn in proportion to its
+            # length (x T on [0.5, 1.5], by its inverse CDF), and the moment uniformly within it.
+            mean = self.cfg.think_ms / 1000
+            covering = mean * math.sqrt(0.25 + 2 * self.rng.random())
+            timed.due = (since, self.start + covering * self.rng.random())
+        else:
+            timed.due = (since, since + self.think())
+        return max(0.0, timed.due[1] - time.monotonic())
 
     def think(self) -> float:
         """A think time drawn uniformly from [0.5, 1.5] x --think-ms: the mean is --think-ms,
@@ -469,10 +524,13 @@ class Worker:
         game = cfg.game_of_slot(slot)
         timed = TimedClient(client, self, game, self.running)
         mark = None
+        def paced() -> float:
+            return self.pause(timed)
+
         if cfg.stagger:
-            pace, mark = self.warm_pace(self.rng.randrange(max(1, int(self.moves_per_game[game]))))
+            pace, mark = self.warm_pace(self.rng.randrange(max(1, int(self.moves_per_game[game]))), paced)
         else:
-            pace = self.think
+            pace = paced
             await asyncio.sleep(max(0.0, self.start + cfg.ramp_s * slot / cfg.tables - time.monotonic()))
         while time.monotonic() < self.deadline:
             timed.table = None
@@ -481,6 +539,7 @@ class Worker:
             try:
                 bots = [cfg.bot] * cfg.seats_for(game)
                 _, tokens = await create_and_seat(timed, game, bots)
+                timed.last_move = time.monotonic()  # a new table's first think counts from its seating
                 seats = [asyncio.ensure_future(play_seat(timed, timed.table, seat, token, cfg.bot, seed=cfg.seed,
                                                          pace_s=pace)) for seat, token in enumerate(tokens)]
                 try:
@@ -494,11 +553,12 @@ class Worker:
                 problem = exc
             finally:
                 timed.first_try.clear()  # a move given up on (or cancelled) is timed no more
+                timed.in_flight.clear()
             self.table_ended(game, timed.table, tokens, problem)
             if mark is not None:  # the first game ended (or failed): the slot's warm-up is over
                 mark()
                 mark = None
-                pace = self.think
+                pace = paced
                 await self.measured.wait()
             elif problem is not None and not tokens:
                 await asyncio.sleep(0.5)  # could not open a table: do not spin
@@ -1188,8 +1248,10 @@ def print_report(report: Mapping[str, Any], out=None) -> None:
 
     c = report["config"]
     lat = report["latency"]
+    # (A report written before --think-from existed counted from the view.)
+    think_from = f" from the {c.get('think_from', 'view')}" if c["think_ms"] else ""
     line(f"croupier loadtest: {c['tables']} tables of {', '.join(c['games'])} for {c['duration_s']:g} s over "
-         f"{c['protocol']}, think {c['think_ms']:g} ms, {c['workers']} worker(s)")
+         f"{c['protocol']}, think {c['think_ms']:g} ms{think_from}, {c['workers']} worker(s)")
     if report.get("interrupted"):
         when = ("in the warm-up (--stagger), before the measured run" if report.get("stagger") and not report["timeline"]
                 else f"after {report['elapsed_s']:g} s of the run")

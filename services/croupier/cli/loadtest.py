@@ -2,7 +2,7 @@
 
     croupier loadtest [--game G|all] --tables N --duration S [--ramp S] [--protocol grpc|http]
                       [--bot random|heuristic] [--think-ms MS] [--workers W] [--target HOST:PORT]
-                      [--json FILE] [--plot FILE]
+                      [--json FILE] [--plot FILE] [--think-from move|view]
 
 The work is in croupier_gateway.loadtest; this parses and checks the flags (a bad one: exit 2).
 """
@@ -110,6 +110,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--think-ms", type=_think_ms, default=0.0, metavar="MS",
                    help="mean pause of a bot before each move, drawn from [0.5, 1.5] x MS (default 0: no pause; "
                         f"else at least {MIN_THINK_MS:g})")
+    p.add_argument("--think-from", choices=["move", "view"], default="move",
+                   help="where a think time counts from: the table's previous move (default: each table makes one "
+                        "move per think time, so the load offered is tables / think time whatever the stack's "
+                        "latency) or the view the bot acts on (every lag adds to the pause)")
     p.add_argument("--workers", type=_workers, default=2, metavar="W",
                    help=f"load-generator processes (default 2, at most {MAX_WORKERS})")
     p.add_argument("--target", type=_address, default=None, metavar="HOST:PORT",
@@ -200,7 +204,7 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
     cfg = Config(games=games, tables=args.tables, duration_s=args.duration, ramp_s=args.ramp, protocol=args.protocol,
                  bot=args.bot, think_ms=args.think_ms, workers=min(args.workers, args.tables), target=target,
                  seats=args.seats, http_target=http_target, operator_token=token, check=args.check,
-                 cleanup=not args.keep_tables, seed=args.seed, progress=not args.quiet,
+                 cleanup=not args.keep_tables, seed=args.seed, progress=not args.quiet, think_from=args.think_from,
                  # On with a think time unless a ramp is asked for instead.
                  stagger=bool(args.think_ms and not args.ramp) if args.stagger is None else args.stagger)
     code, _report = run(cfg, json_path=args.json, plot_path=args.plot)

@@ -470,3 +470,59 @@ def test_the_first_line_of_a_replay_says_the_table_was_made_and_never_shows_its_
         first = moves(envs, envs[0].seq, viewer)[0]
         assert first.endswith(f"table: CreateTable -> a table for {envs[0].payload['seats']} seats")
         assert seed not in first
+
+
+def _table_played_at(times):
+    """An expeditions table joined at 0 and moved by random legal actions at `times` (ms): a
+    real log, its chain sealed by the engine, whatever the times."""
+    import random
+
+    from croupier.engine.local import LocalTable
+
+    spec = registry.get("expeditions")
+    table = LocalTable(spec, "expeditions-clock", 2, spec.parse_options({}), "ab" * 32)
+    table.join_all()
+    rnd = random.Random(5)
+    for now in times:
+        seat = next(iter(spec.to_act(table.state.game)))
+        table.handle(rnd.choice(spec.legal_actions(table.state.game, seat)), now=now)
+    return table.envelopes
+
+
+def test_a_command_recorded_before_the_one_before_it_is_noted_not_a_fault():
+    # The replicas hold a game's times from going back (a new owner's clock is held at the
+    # log's latest time): a log that goes back was sealed by clocks that disagree, which an
+    # operator settling a turn clock's dispute needs to know; its rules still hold.
+    envs = _table_played_at([5_000, 6_000, 4_500, 7_000])
+    report = audit(envs)
+    assert report.ok, report.faults[:3]
+    back = next(e for e in envs if e.time == 4_500)
+    before = next(e for e in envs if e.time == 6_000)
+    assert [(n["seq"], n["check"]) for n in report.notes] == [(back.seq, "time")]
+    assert f"1500 ms before the one at seq {before.seq}" in report.notes[0]["what"]
+    assert report.as_dict()["notes"] == report.notes
+    assert audit(_table_played_at([5_000, 6_000, 6_000, 7_000])).notes == []  # the same time is not back
+
+
+@pytest.mark.parametrize("game_id", list(registry.GAME_IDS))
+def test_a_game_played_on_one_clock_has_no_notes(game_id):
+    assert audit(played(game_id)).notes == []
+
+
+def test_the_cli_says_a_note_in_its_verdict_and_lists_the_noted_games_of_a_file(tmp_path, capsys):
+    from croupier.cli.main import main
+
+    noted, clean = _table_played_at([5_000, 6_000, 4_500, 7_000]), played("virtues")
+    one = tmp_path / "one.jsonl"
+    one.write_text("\n".join(env.to_json() for env in noted) + "\n", encoding="utf-8")
+    assert main(["audit", "--file", str(one)]) == 0  # a note is no fault
+    out = capsys.readouterr().out
+    assert "clean so far" in out and "NOTE at seq" in out and "(time)" in out, out
+    both = tmp_path / "both.jsonl"
+    both.write_text("\n".join(env.to_json() for envs in (noted, clean) for env in envs) + "\n", encoding="utf-8")
+    assert main(["audit", "--file", str(both), "--all", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [g["game_id"] for g in summary["noted"]] == ["expeditions-clock"] and summary["clean"] == 2
+    assert main(["audit", "--file", str(both), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "expeditions-clock (expeditions): INCOMPLETE" in out and "NOTE at seq" in out and "virtues" not in out

@@ -73,3 +73,37 @@ def test_an_event_far_ahead_of_every_clock_does_not_set_the_owners_time():
 
     now = asyncio.run(main())
     assert now < wall + SKEW_TRUSTED_MS
+
+
+def test_an_owner_whose_wall_clock_is_set_back_never_seals_a_command_before_the_last(monkeypatch):
+    # NTP stepping the clock back, say: the owner's own commands kept their order only when
+    # another owner's events were read; the audit notes a log whose times go back.
+    from test_commit_pace import _create
+
+    from croupier.engine.audit import audit
+    from croupier.engine.table import JoinSeat
+    from croupier.rules.partition import Pending
+
+    host = _host()
+    writer = KeepingWriter()
+    real = time.time
+
+    async def main():
+        owner = PartitionOwner(host, 0, lambda: writer, max_batch=256, dedupe_window=16)
+        await owner.start(lambda: [])
+        loop = asyncio.get_running_loop()
+        try:
+            first = _create(loop, "g-back")
+            owner.submit(first)
+            await first.future
+            monkeypatch.setattr(time, "time", lambda: real() - 5.0)  # the wall clock set back 5 s
+            join = Pending("g-back", JoinSeat(seat=0, player="p0", entropy="e"), "j0", None, loop.create_future())
+            owner.submit(join)
+            await join.future
+        finally:
+            await owner.stop("test")
+
+    asyncio.run(main())
+    created, joined = writer.records[0], writer.records[-1]
+    assert joined.time >= created.time, (created.time, joined.time)
+    assert audit(writer.records).notes == []

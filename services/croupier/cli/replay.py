@@ -412,6 +412,10 @@ def _verdict(report) -> str:
     unchecked = ("; a fork, checked against the origin's log it carries only (its origin's own log was not at "
                  "hand: audit GAME_ID from Kafka, or an `export --all` file holding both)"
                  if report.origin_checked is False else "")
+    if report.notes:
+        n = report.notes[0]
+        more = f" (and {len(report.notes) - 1} more; --json lists them)" if len(report.notes) > 1 else ""
+        unchecked += f"; NOTE at seq {n['seq']} ({n['check']}): {n['what']}{more}"
     if report.ended:
         return f"{name}: clean — {counts}, hash chain and seed hold{unchecked}"
     return (f"{name}: INCOMPLETE, clean so far — the log ends at seq {report.last_seq} without TableEnded "
@@ -447,11 +451,14 @@ def _audit_all(args: argparse.Namespace) -> int:
         "commands": sum(r.commands for r in reports),
         "draws": sum(r.draws for r in reports),
         "faulty": [r.as_dict() for r in bad],
+        # Of the clean, those with a note (AuditReport.notes: no rule broken, but worth knowing).
+        "noted": [r.as_dict() for r in reports if r.ok and r.notes],
     }
     if args.json:
         lines = [json.dumps(summary, indent=2, sort_keys=True)]
     else:
-        lines = [_verdict(r) for r in bad + (unfinished if args.require_ended else [])]
+        shown = bad + (unfinished if args.require_ended else [])
+        lines = [_verdict(r) for r in shown + [r for r in reports if r.ok and r.notes and r not in shown]]
         so_far = (f" ({len(unfinished)} of them INCOMPLETE: the log does not end with TableEnded, clean so far)"
                   if unfinished else "")
         lines.append(f"{summary['clean']} of {summary['games']} games clean{so_far} — {summary['events']} events, "

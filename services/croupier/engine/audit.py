@@ -43,6 +43,11 @@ class AuditReport:
     commands: int = 0
     draws: int = 0
     faults: list[dict[str, Any]] = field(default_factory=list)
+    # What the log holds that breaks no rule but an operator settling a dispute should know:
+    # a command recorded at a time before the one before it (`time`: the replicas that sealed
+    # them disagree on the clock, as after a failover to one whose clock is behind, or one
+    # whose clock ran ahead sealed the earlier, a turn clock's end among them).
+    notes: list[dict[str, Any]] = field(default_factory=list)
     last_seq: int = 0
     ended: bool = False  # the log ends with TableEnded (which reveals the seed)
     status: str = ""  # the table's at the log's end: open, running or over
@@ -73,6 +78,7 @@ class AuditReport:
             "origin_checked": self.origin_checked,
             "first_fault": self.faults[0] if self.faults else None,
             "faults": self.faults[:20],
+            "notes": self.notes[:20],
         }
 
 
@@ -275,9 +281,16 @@ def _envelope_fault(env: Envelope, head: Envelope, host: TableHost, seat: int | 
 def _rerun(host: TableHost, envelopes: Sequence[Envelope], report: AuditReport) -> None:
     state: TableState | None = None
     game_type, rules_version = host.spec.id, host.spec.rules_version
+    before: Envelope | None = None  # the last command's first event: its time
     for batch in batches(envelopes):
         head = batch[0]
         report.at = head.seq
+        if before is not None and type(head.time) is int and type(before.time) is int and head.time < before.time:
+            report.notes.append({"seq": head.seq, "check": "time", "what": (
+                f"its command is recorded at {head.time}, {before.time - head.time} ms before the one at seq "
+                f"{before.seq} ({before.time}): the clocks of the replicas that sealed them disagree by at least "
+                "that much (a failover?), and a turn clock's end sealed by the one ahead came that much early")})
+        before = head
         if state is not None:
             # The table's own rules version seals its commands: a fork is made (sealed) by the
             # current rules, and its game then goes on under its origin's, which may be older.

@@ -632,6 +632,7 @@ class PartitionOwner:
         values: list[bytes] | None = [] if self._max_record is not None else None
         answers: list[tuple[Pending, Outcome | Rejection, Slot | None]] = []
         now = self.now_ms()
+        self._saw(now)  # this owner's own times never go back either, should its wall clock be set back
         for item in batch:
             try:
                 slot, outcome, envs = self._decide(item, tentative, in_batch, now, values)
@@ -801,7 +802,9 @@ class PartitionOwner:
         the monotonic clock). Deadlines are the log's times (a turn clock runs from the last
         event's), so a clock behind it fired them late by the skew (and a Tick sent on time
         by a correct clock would be refused as not due); and the events it recorded went
-        back in time from the ones before them. Any time is fine for replay: the recorded
+        back in time from the ones before them. Its own seals count as read (a wall clock set
+        back, by NTP say, does not take its next command before its last; the audit notes a
+        log whose times go back). Any time is fine for replay: the recorded
         time is what a replay and an audit decide at."""
         wall = int(time.time() * 1000)
         latest, read_at = self._latest

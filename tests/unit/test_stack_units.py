@@ -188,3 +188,22 @@ def test_a_process_stays_ours_when_the_wall_clock_is_stepped(tmp_path: Path) -> 
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_local_stack_runs_its_partitions_and_linger_unless_told_otherwise(monkeypatch, tmp_path) -> None:
+    """`make run`, `croupier demo` and the benchmarks' stack: 2 partitions a game type and a
+    25 ms linger (fewer, fuller transactions on a machine short of CPU); a setting given in
+    the environment wins, and the settings' own default (10 ms) is what deployments run."""
+    from croupier.rules.settings import RulesSettings
+    from croupier_gateway.launcher import LOCAL_COMMIT_LINGER_MS, LOCAL_PARTITIONS, Launcher
+
+    monkeypatch.delenv("CROUPIER_RULES_COMMIT_LINGER_MS", raising=False)
+    monkeypatch.delenv("CROUPIER_PARTITIONS", raising=False)
+    env = Launcher({}, tmp_path).env
+    assert env["CROUPIER_RULES_COMMIT_LINGER_MS"] == str(LOCAL_COMMIT_LINGER_MS) == "25"
+    assert env["CROUPIER_PARTITIONS"] == str(LOCAL_PARTITIONS)
+    monkeypatch.setenv("CROUPIER_RULES_COMMIT_LINGER_MS", "10")
+    assert Launcher({}, tmp_path).env["CROUPIER_RULES_COMMIT_LINGER_MS"] == "10"
+    assert Launcher({"CROUPIER_RULES_COMMIT_LINGER_MS": "0"}, tmp_path).env["CROUPIER_RULES_COMMIT_LINGER_MS"] == "0"
+    monkeypatch.delenv("CROUPIER_RULES_COMMIT_LINGER_MS")
+    assert RulesSettings.from_env("expeditions").commit_linger_ms == 10

@@ -524,6 +524,7 @@ class Worker:
         game = cfg.game_of_slot(slot)
         timed = TimedClient(client, self, game, self.running)
         mark = None
+
         def paced() -> float:
             return self.pause(timed)
 

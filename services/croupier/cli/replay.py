@@ -412,14 +412,16 @@ def _verdict(report) -> str:
     unchecked = ("; a fork, checked against the origin's log it carries only (its origin's own log was not at "
                  "hand: audit GAME_ID from Kafka, or an `export --all` file holding both)"
                  if report.origin_checked is False else "")
+    noted = ""
     if report.notes:
         n = report.notes[0]
         more = f" (and {len(report.notes) - 1} more; --json lists them)" if len(report.notes) > 1 else ""
-        unchecked += f"; NOTE at seq {n['seq']} ({n['check']}): {n['what']}{more}"
+        noted = f"; NOTE at seq {n['seq']} ({n['check']}): {n['what']}{more}"
     if report.ended:
-        return f"{name}: clean — {counts}, hash chain and seed hold{unchecked}"
+        return f"{name}: clean — {counts}, hash chain and seed hold{unchecked}{noted}"
     return (f"{name}: INCOMPLETE, clean so far — the log ends at seq {report.last_seq} without TableEnded "
-            f"(the table is {report.status}); {counts}, hash chain holds; the seed is not revealed yet{unchecked}")
+            f"(the table is {report.status}); {counts}, hash chain holds; the seed is not revealed yet{unchecked}"
+            f"{noted}")
 
 
 def _audit_all(args: argparse.Namespace) -> int:

@@ -255,13 +255,14 @@ class TimedClient:
         self.game = game
         self.running = running  # a table is "running" from its creation: the time may cut it short
         self.table: str | None = None  # the last table this client created
-        self.first_try: dict[str, float] = {}  # a move's command id -> when its first try was sent
+        # A move's command id -> when its first try was sent, on the latency clock (`clock`)
+        # and on the pacing clock (time.monotonic()), until it is answered.
+        self.first_try: dict[str, tuple[float, float]] = {}
         self.clock = time.perf_counter
         # time.monotonic() when the table's last accepted move was first sent (or when the
-        # table was seated), and the moves sent and not yet answered: where a think time counts
-        # from with --think-from move (`since`).
+        # table was seated): with the moves not yet answered, where a think time counts from
+        # with --think-from move (`since`).
         self.last_move: float | None = None
-        self.in_flight: dict[str, float] = {}
         self.due: tuple[float, float] | None = None  # (since, when): the table's next move, once drawn
 
     def __getattr__(self, name: str) -> Any:
@@ -347,9 +348,9 @@ class TimedClient:
         move's answer (the projector's path is not the rules service's): counted from the
         last accepted move alone, the next seat would start its think before the move that
         gave it the turn, and the table would make more moves than offered."""
-        if not self.in_flight:
+        if not self.first_try:
             return self.last_move
-        return max(self.last_move or 0.0, *self.in_flight.values())
+        return max(self.last_move or 0.0, *(sent for _, sent in self.first_try.values()))
 
     def _opened(self, game_type: str, created: dict) -> dict:
         self.tally.opened += 1
@@ -367,8 +368,7 @@ class TimedClient:
                      expected_version: int | None = None, wait: bool = True):
         # play_seat backs off and retries a 429 or a 503 itself, with the same command id: the
         # move is timed from that id's first try.
-        t0 = self.first_try.setdefault(command_id, self.clock())
-        sent = self.in_flight.setdefault(command_id, time.monotonic())  # the first try's, on the pacing clock
+        t0, sent = self.first_try.setdefault(command_id, (self.clock(), time.monotonic()))
         again = False
         try:
             result = await self._timed(str(action.get("type") or "move"), lambda: self.client.submit(
@@ -382,7 +382,6 @@ class TimedClient:
         finally:
             if not again:
                 self.first_try.pop(command_id, None)
-                self.in_flight.pop(command_id, None)
 
 
 @dataclass
@@ -554,7 +553,6 @@ class Worker:
                 problem = exc
             finally:
                 timed.first_try.clear()  # a move given up on (or cancelled) is timed no more
-                timed.in_flight.clear()
             self.table_ended(game, timed.table, tokens, problem)
             if mark is not None:  # the first game ended (or failed): the slot's warm-up is over
                 mark()

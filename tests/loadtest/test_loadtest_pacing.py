@@ -74,12 +74,12 @@ def test_a_move_sent_and_not_yet_answered_is_the_last_move(clock):
     w, t = worker(), table()
     fixed_think(w, 2.0)
     t.last_move = clock.now - 1.9
-    t.in_flight["m1"] = clock.now - 0.1
+    t.first_try["m1"] = (0.0, clock.now - 0.1)  # (the latency clock, the pacing clock)
     assert t.since() == clock.now - 0.1
     assert w.pause(t) == pytest.approx(1.9)
 
 
-def test_an_answered_move_leaves_the_in_flight_set_and_becomes_the_last_move(clock):
+def test_an_answered_move_is_no_longer_unanswered_and_becomes_the_last_move(clock):
     class Gateway:
         async def submit(self, *args, **kwargs):
             clock.now += 0.05  # the answer comes 50 ms after the move was sent
@@ -91,7 +91,7 @@ def test_an_answered_move_leaves_the_in_flight_set_and_becomes_the_last_move(clo
     t = TimedClient(Gateway(), Owner(), "journey")
     sent = clock.now
     asyncio.run(t.submit("journey-1", "token", "m1", {"type": "Pass"}, wait=False))
-    assert t.in_flight == {}
+    assert t.first_try == {}
     assert t.last_move == sent  # when it was sent, not when it was answered
 
 
@@ -109,7 +109,7 @@ def test_a_refused_move_is_not_the_last_move(clock):
     t.last_move = clock.now - 1.0
     with pytest.raises(GatewayError):
         asyncio.run(t.submit("journey-1", "token", "m1", {"type": "Pass"}, wait=False))
-    assert t.in_flight == {} and t.last_move == clock.now - 1.0
+    assert t.first_try == {} and t.last_move == clock.now - 1.0
 
 
 def test_seats_that_can_act_from_the_same_move_share_one_think(clock):
